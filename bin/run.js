@@ -1,0 +1,12 @@
+#!/usr/bin/env node
+import { readFileSync } from 'node:fs';
+
+// `--version` answers without loading oclif: scripts and health probes call it often.
+const args = process.argv.slice(2);
+if (args.length === 1 && (args[0] === '--version' || args[0] === '-v')) {
+  const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  process.stdout.write(`noded/${version} ${process.platform}-${process.arch} node-${process.version}\n`);
+} else {
+  const { execute } = await import('@oclif/core');
+  await execute({ dir: import.meta.url });
+}

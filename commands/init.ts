@@ -1,0 +1,47 @@
+import { Flags } from '@oclif/core';
+import { resolveHome } from '../src/config/index.js';
+import { HomeError, initHome, type InitResult } from '../src/home/index.js';
+import { NodedCommand } from '../cli/base.js';
+
+export default class Init extends NodedCommand {
+  static summary = 'Create a node home: config, genesis, keys and data directories.';
+  static description = `Writes config/node.yml (every key, with a comment each), config/genesis.json, the signing key config/signer.json and the P2P identity config/node_key.json (both 0600), and the empty data/ and data/cache/ directories.
+
+Refuses a directory that already holds a home unless --force is given; --force replaces the keys and genesis and empties data/.`;
+  static examples = [
+    { description: 'Create the home of a new chain\'s aggregator in ~/.node', command: '<%= config.bin %> <%= command.id %> --chain-id mychain-1 --aggregator' },
+    { description: 'Create a full node home elsewhere, as JSON', command: '<%= config.bin %> <%= command.id %> --home /srv/node --chain-id mychain-1 --json' },
+    { description: 'Start over: new keys, empty data', command: '<%= config.bin %> <%= command.id %> --chain-id mychain-1 --aggregator --force' },
+  ];
+  static enableJsonFlag = true;
+  static flags = {
+    'chain-id': Flags.string({
+      description: 'Chain id written to genesis.json (letters, digits, ".", "_", "-"; at most 50)',
+      default: 'noded-local',
+    }),
+    aggregator: Flags.boolean({ description: 'Make this node the chain\'s aggregator (block producer)', default: false }),
+    force: Flags.boolean({ description: 'Replace an existing home (its keys and data are lost)', default: false }),
+  };
+
+  async run(): Promise<InitResult & { p2p_address: string }> {
+    const { flags } = await this.parse(Init);
+    const chainId = flags['chain-id'];
+    if (!/^[A-Za-z0-9._-]{1,50}$/.test(chainId)) {
+      this.fail(`--chain-id: got ${JSON.stringify(chainId)}, expected 1 to 50 letters, digits, ".", "_" or "-"`, 'INVALID_FLAG', 2);
+    }
+    const home = resolveHome(flags.home);
+    let result: InitResult;
+    try {
+      result = initHome({ home, chainId, aggregator: flags.aggregator, force: flags.force });
+    } catch (err) {
+      if (err instanceof HomeError) this.fail(err.message, err.code);
+      throw err;
+    }
+    const p2pAddress = `/ip4/127.0.0.1/tcp/7676/p2p/${result.peerId}`;
+    this.log(`Initialised a ${result.aggregator ? 'aggregator' : 'full node'} home for chain ${result.chainId} in ${home}`);
+    for (const path of result.created) this.log(`  created ${path}`);
+    this.log(`P2P address: ${p2pAddress} (use your public IP in place of 127.0.0.1)`);
+    this.log(`Start it with: noded start${flags.home ? ` --home ${home}` : ''}`);
+    return { ...result, p2p_address: p2pAddress };
+  }
+}

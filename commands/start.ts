@@ -1,0 +1,59 @@
+import { existsSync } from 'node:fs';
+import { Flags } from '@oclif/core';
+import { ConfigError, DEV_HOME, homePaths, loadConfig, resolveHome } from '../src/config/index.js';
+import { HomeError, homeExists, initHome } from '../src/home/index.js';
+import { createLogger } from '../src/log/index.js';
+import { runDaemon } from '../src/node/index.js';
+import { NodedCommand } from '../cli/base.js';
+import { configFlags, givenConfigFlags } from '../cli/config-flags.js';
+
+export default class Start extends NodedCommand {
+  static summary = 'Run the node in the foreground: produce or follow blocks and serve the RPC, health and status endpoints.';
+  static description = `Reads config/node.yml of the home, then NODED_<SECTION>_<KEY> environment variables, then --node.<section>.<key> flags (each overriding the previous). Logs go to stderr. SIGINT or SIGTERM shuts down cleanly (exit 0); a second signal exits at once.
+
+--dev runs a single-node devnet in its own home (~/.node-devnet unless --home is given), creating it as an aggregator on first use.`;
+  static examples = [
+    { description: 'Run a devnet: an aggregator producing a block every second', command: '<%= config.bin %> <%= command.id %> --dev' },
+    { description: 'Run the node in ~/.node', command: '<%= config.bin %> <%= command.id %>' },
+    { description: 'Override config for this run', command: '<%= config.bin %> <%= command.id %> --node.node.block_time 500ms --node.rpc.address 127.0.0.1:17331' },
+    { description: 'A second node on one machine', command: 'NODED_HOME=/srv/node2 <%= config.bin %> <%= command.id %> --node.rpc.address 127.0.0.1:7332 --node.rpc.status_address 127.0.0.1:26667' },
+  ];
+  static flags = {
+    dev: Flags.boolean({ description: 'Run a devnet in ~/.node-devnet (or --home), initialising it as an aggregator on first use', default: false }),
+    ...configFlags(),
+  };
+
+  async run(): Promise<void> {
+    const { flags } = await this.parse(Start);
+    const home = resolveHome(flags.home ?? (flags.dev ? DEV_HOME : undefined));
+    if (flags.dev && !homeExists(home)) {
+      try {
+        initHome({ home, chainId: 'noded-devnet', aggregator: true, force: false });
+      } catch (err) {
+        if (err instanceof HomeError) this.fail(err.message, err.code);
+        throw err;
+      }
+      this.logToStderr(`Initialised devnet home ${home}`);
+    }
+    if (!existsSync(homePaths(home).configFile)) {
+      this.fail(`no node home at ${home} (config/node.yml is missing); create one with \`noded init --home ${home}\``, 'HOME_MISSING');
+    }
+    let config;
+    try {
+      config = loadConfig({ home, flags: givenConfigFlags(flags) });
+    } catch (err) {
+      if (err instanceof ConfigError) this.fail(err.message, err.code);
+      throw err;
+    }
+    const logger = createLogger({ level: config.log.level, format: config.log.format });
+    let exitCode: number;
+    try {
+      exitCode = await runDaemon({ home, config, logger, version: this.config.version });
+    } catch (err) {
+      const e = err as Error & { code?: string };
+      this.fail(e.message, typeof e.code === 'string' ? e.code : 'START_FAILED');
+    }
+    // Keep-alive sockets of clients must not hold the process open after a clean shutdown.
+    process.exit(exitCode);
+  }
+}

@@ -1,0 +1,10 @@
+/** Config: the schema, its defaults and help, loading with precedence, the home's layout. */
+export { configSchema, defaultConfig, type Config, type ConfigKind, type ConfigPath, type ConfigSection } from './schema.js';
+export { configKeys, type ConfigKey } from './keys.js';
+export { loadConfig, parseConfigText, type ConfigFlags, type LoadConfigOptions } from './load.js';
+export { ConfigError, type ConfigErrorCode } from './errors.js';
+export { renderNodeYml, type ConfigOverrides } from './render.js';
+export { DEV_HOME, homePaths, resolveHome, resolveHomePath, type HomePaths } from './home.js';
+export { DURATION_FORM, formatDuration, parseDuration } from './duration.js';
+export { parseHostPort, parsePeerList, type HostPort } from './address.js';
+export { NAMESPACE_SIZE, daNamespace, dataNamespace } from './namespace.js';

@@ -1,0 +1,57 @@
+import { Document, type Pair, type Scalar, type YAMLMap } from 'yaml';
+import { formatDuration } from './duration.js';
+import { configKeys, valueFromText, type ConfigKey } from './keys.js';
+import { parseConfigText } from './load.js';
+import type { ConfigPath } from './schema.js';
+
+/** Values to write instead of defaults, by YAML path; a duration may be given as milliseconds. */
+export type ConfigOverrides = Partial<Record<ConfigPath, string | number | boolean>>;
+
+const HEADER = [
+  ' noded configuration.',
+  ' Precedence: defaults < this file < env NODED_<SECTION>_<KEY> < flags --node.<section>.<key>.',
+  ' Durations need a unit: 500ms, 1s, 2m, 1h, 1m30s. Relative paths are under the home directory.',
+].join('\n');
+
+function showDefault(key: ConfigKey): string {
+  return key.default === '' ? '""' : key.default;
+}
+
+function keyComment(key: ConfigKey): string {
+  const options = key.options ? `one of ${key.options.join(', ')}; ` : '';
+  return ` ${key.description} (${options}default: ${showDefault(key)})`;
+}
+
+/** The value as node.yml writes it: typed scalars for bools and numbers, `1s` for durations. */
+function yamlValue(key: ConfigKey, override: string | number | boolean | undefined): unknown {
+  if (override === undefined) return valueFromText(key.kind, key.default);
+  if (key.kind === 'duration' && typeof override === 'number') return formatDuration(override);
+  return valueFromText(key.kind, override);
+}
+
+/**
+ * A complete node.yml: every section and key, each under a comment with its
+ * help text and default. Overrides are validated, so what this returns always
+ * loads; `parseConfigText(renderNodeYml())` equals `defaultConfig()`.
+ */
+export function renderNodeYml(overrides: ConfigOverrides = {}): string {
+  const keys = configKeys();
+  const sections: Record<string, Record<string, unknown>> = {};
+  for (const key of keys) (sections[key.section] ??= {})[key.key] = yamlValue(key, overrides[key.path]);
+
+  // yaml quotes whatever would read back as another type (`""`, `"0x00…"`).
+  const doc = new Document(sections);
+  doc.commentBefore = HEADER;
+  const sectionPairs = (doc.contents as YAMLMap).items as Pair<Scalar, YAMLMap<Scalar, unknown>>[];
+  sectionPairs.forEach((sectionPair, sectionIndex) => {
+    sectionPair.key.spaceBefore = sectionIndex > 0;
+    sectionPair.value!.items.forEach((pair, keyIndex) => {
+      const key = keys.find((k) => k.section === sectionPair.key.value && k.key === pair.key.value)!;
+      pair.key.spaceBefore = keyIndex > 0;
+      pair.key.commentBefore = keyComment(key);
+    });
+  });
+  const text = doc.toString({ lineWidth: 0 });
+  parseConfigText(text, 'node.yml (rendered)');
+  return text;
+}

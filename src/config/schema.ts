@@ -1,0 +1,196 @@
+import { z } from 'zod';
+import { HOST_PORT_FORM, isAbciAddress, isHttpUrl, isListenMultiaddr, isPeerList, matchHostPort } from './address.js';
+import { DURATION_FORM, formatDuration, tryParseDuration } from './duration.js';
+
+/**
+ * The config schema: every key's validation, default and help text is written
+ * here once. configKeys(), loading, flags, env names and the rendered node.yml
+ * are all derived from it.
+ *
+ * Every issue message is the "expected …" half of an operator-facing line
+ * (`node.block_time: got "fast", expected <message>`), so messages are phrased
+ * as the form a value should take.
+ */
+
+export type ConfigKind = 'bool' | 'duration' | 'int' | 'number' | 'string' | 'enum';
+
+/** What the schema keeps beside each key, for everything generated from it. */
+export interface FieldInfo {
+  kind: ConfigKind;
+  /** The default as written in YAML or on a flag (`1s`, not 1000). */
+  default: string;
+  options?: readonly string[];
+}
+
+export const fieldInfo = z.registry<FieldInfo>();
+
+function field<T extends z.ZodType>(schema: T, info: FieldInfo, description: string): T {
+  const described = schema.describe(description);
+  fieldInfo.add(described, info);
+  return described;
+}
+
+// Node timers overflow above 2^31-1 ms (about 596h) and then fire at once.
+const MAX_TIMER_MS = 2 ** 31 - 1;
+const DURATION_RANGE = `a duration above 0 and at most ${Math.floor(MAX_TIMER_MS / 3_600_000)}h, like 500ms, 1s or 2m`;
+
+// A duration is a string with a unit; a bare number (`block_time: 5`) is refused
+// rather than guessed at.
+const durationText = z.string({ error: DURATION_FORM }).transform((text, ctx) => {
+  const ms = tryParseDuration(text);
+  if (ms === undefined || ms < 1 || ms > MAX_TIMER_MS) {
+    ctx.issues.push({ code: 'custom', message: ms === undefined ? DURATION_FORM : DURATION_RANGE, input: text });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+function bool(defaultValue: boolean, description: string) {
+  return field(z.boolean({ error: 'true or false' }).prefault(defaultValue), { kind: 'bool', default: String(defaultValue) }, description);
+}
+
+function duration(defaultValue: string, description: string) {
+  return field(durationText.prefault(defaultValue), { kind: 'duration', default: defaultValue }, description);
+}
+
+function int(defaultValue: number, min: number, expected: string, description: string) {
+  const schema = z.number({ error: expected }).int({ error: expected }).min(min, { error: expected }).max(Number.MAX_SAFE_INTEGER, { error: expected });
+  return field(schema.prefault(defaultValue), { kind: 'int', default: String(defaultValue) }, description);
+}
+
+function number(defaultValue: number, isValid: (n: number) => boolean, expected: string, description: string) {
+  const schema = z.number({ error: expected }).refine(isValid, { error: expected });
+  return field(schema.prefault(defaultValue), { kind: 'number', default: String(defaultValue) }, description);
+}
+
+/** A string key; `form` checks it and says what it should look like. */
+function text(defaultValue: string, description: string, form?: { isValid: (s: string) => boolean; expected: string }) {
+  const schema = form ? z.string({ error: form.expected }).refine(form.isValid, { error: form.expected }) : z.string({ error: 'a string' });
+  return field(schema.prefault(defaultValue), { kind: 'string', default: defaultValue }, description);
+}
+
+function oneOf<const Options extends readonly [string, ...string[]]>(options: Options, defaultValue: Options[number], description: string) {
+  const schema = z.enum(options, { error: `one of ${options.join(', ')}` });
+  return field(schema.prefault(defaultValue), { kind: 'enum', default: defaultValue, options }, description);
+}
+
+function section<Shape extends z.ZodRawShape>(shape: Shape) {
+  return z.strictObject(shape, { error: 'a YAML map of keys' });
+}
+
+const httpUrl = { isValid: isHttpUrl, expected: 'an http(s) URL like http://127.0.0.1:26658' };
+const hostPort = { isValid: (s: string) => matchHostPort(s) !== undefined, expected: HOST_PORT_FORM };
+
+const node = section({
+  aggregator: bool(false, "Produce blocks as the chain's aggregator (sequencer); when off, the node follows the chain as a full node"),
+  block_time: duration('1s', 'Block time; raising it reduces CPU use'),
+  lazy_mode: bool(false, 'Produce a block only when transactions wait or lazy_block_interval has passed, instead of every block_time'),
+  lazy_block_interval: duration('60s', 'In lazy mode, the longest wait between blocks when no transactions arrive; must exceed block_time'),
+  max_pending_blocks: int(
+    100,
+    0,
+    'an integer >= 0 (0 = no cap)',
+    'Cap on pending blocks (produced but not yet on DA), at which production pauses; lowering it reduces memory use (0 = no cap)',
+  ),
+  mempool_max_txs: int(10_000, 1, 'an integer >= 1', 'Most transactions the mempool holds; when it is full the node answers new ones with HTTP 503'),
+}).superRefine((node, ctx) => {
+  // Checked even outside lazy mode, so turning lazy mode on never reveals a config that was broken all along.
+  if (node.lazy_block_interval <= node.block_time) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['lazy_block_interval'],
+      message: `a duration longer than node.block_time (${formatDuration(node.block_time)})`,
+    });
+  }
+});
+
+const da = section({
+  address: text('http://127.0.0.1:26658', 'Address of the DA node', httpUrl),
+  auth_token: text('', "Auth token for the DA node's API; never logged"),
+  namespace: text('', 'Name the DA namespaces are derived from (sha256 of it, version 0); empty = the chain id'),
+  gas_price: number(
+    -1,
+    (n) => n === -1 || (n >= 0 && Number.isFinite(n)),
+    '-1 (the DA node estimates) or a number >= 0',
+    'Gas price for DA submissions; raising it helps unstick pending DA transactions (-1 = the DA node estimates)',
+  ),
+  gas_multiplier: number(
+    1.2,
+    (n) => n >= 1 && Number.isFinite(n),
+    'a number >= 1',
+    'Factor the gas price is raised by on each retry after the DA node reports the transaction already in its mempool',
+  ),
+  request_timeout: duration('30s', 'Timeout for requests to the DA layer'),
+  block_time: duration('6s', 'Block time of the DA layer; the node polls it for new blobs this often'),
+  local: bool(false, 'Serve the built-in DA at da.address from this process (for devnets and tests)'),
+  max_blob_size: int(1_974_272, 1, 'an integer >= 1 (bytes)', 'Largest blob the node submits to DA, in bytes; bigger batches are split'),
+});
+
+const p2p = section({
+  listen_address: text('/ip4/0.0.0.0/tcp/7676', 'Multiaddr the node listens on for peers', {
+    isValid: isListenMultiaddr,
+    expected: 'a multiaddr like /ip4/0.0.0.0/tcp/7676',
+  }),
+  peers: text('', 'Peers to connect to, comma-separated /ip4/<ip>/tcp/<port>/p2p/<peer_id>; when empty, the node syncs from DA only', {
+    isValid: isPeerList,
+    expected: 'comma-separated peer addresses like /ip4/10.0.0.5/tcp/7676/p2p/12D3KooW… (a bare peer id is not an address)',
+  }),
+});
+
+const rpc = section({
+  address: text('127.0.0.1:7331', 'Address (host:port) of the store RPC and the health endpoints', hostPort),
+  status_address: text('127.0.0.1:26657', 'Address (host:port) of the CometBFT-style status endpoint', hostPort),
+});
+
+const execution = section({
+  type: oneOf(['kv', 'evm', 'abci'], 'kv', 'Execution layer: kv (built-in key/value machine), evm (an Engine API client) or abci (an ABCI app)'),
+  engine_url: text('http://127.0.0.1:8551', 'Engine API URL of the EVM execution client', httpUrl),
+  eth_url: text('http://127.0.0.1:8545', 'JSON-RPC URL of the EVM execution client', httpUrl),
+  jwt_secret_file: text('config/jwt.hex', 'File with the hex JWT secret shared with the EVM execution client; relative paths are under the home'),
+  fee_recipient: text('0x0000000000000000000000000000000000000000', 'Address that receives the fees of EVM blocks', {
+    isValid: (s) => /^0x[0-9a-fA-F]{40}$/.test(s),
+    expected: 'an address of 0x and 40 hex digits',
+  }),
+  db_path: text('', "Database directory of the execution client, deleted by `noded reset evm`; empty = none"),
+  abci_address: text('tcp://127.0.0.1:26659', 'Address of the ABCI app', {
+    isValid: isAbciAddress,
+    expected: 'tcp://host:port or unix:///path/to/socket',
+  }),
+});
+
+const instrumentation = section({
+  prometheus: bool(false, 'Serve Prometheus metrics'),
+  prometheus_listen_addr: text('127.0.0.1:26660', 'Address (host:port) of the Prometheus metrics endpoint', hostPort),
+});
+
+const log = section({
+  level: oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal'], 'info', 'Least severe level of log lines written'),
+  format: oneOf(['text', 'json'], 'text', 'Log format: text for people, json for machines'),
+  file: text('', 'Also write logs to this file, rotated by size; relative paths are under the home; empty = stderr only'),
+});
+
+/** Sections in the order node.yml lists them; a missing section takes its defaults. */
+export const configSchema = z.strictObject(
+  {
+    node: node.prefault({}),
+    da: da.prefault({}),
+    p2p: p2p.prefault({}),
+    rpc: rpc.prefault({}),
+    execution: execution.prefault({}),
+    instrumentation: instrumentation.prefault({}),
+    log: log.prefault({}),
+  },
+  { error: 'a YAML map of sections (node:, da:, p2p:, rpc:, execution:, instrumentation:, log:)' },
+);
+
+/** The validated config: durations are milliseconds (`config.node.block_time === 1000`). */
+export type Config = z.output<typeof configSchema>;
+
+export type ConfigSection = keyof Config;
+
+/** A key's YAML path, `node.block_time`. */
+export type ConfigPath = { [S in ConfigSection]: `${S}.${Extract<keyof Config[S], string>}` }[ConfigSection];
+
+export function defaultConfig(): Config {
+  return configSchema.parse({});
+}

@@ -1,0 +1,169 @@
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, readdirSync } from 'node:fs';
+import { homePaths, renderNodeYml, type HomePaths } from '../config/index.js';
+import { Ed25519Key, libp2pPeerId } from '../types/index.js';
+
+export interface Genesis {
+  chainId: string;
+  initialHeight: bigint;
+  /** Unix nanoseconds. */
+  startTime: bigint;
+  proposerAddress: Uint8Array;
+  daStartHeight: bigint;
+}
+
+export interface NodeKey {
+  key: Ed25519Key;
+  peerId: string;
+}
+
+/** Everything a node reads from its home before it starts. */
+export interface Home {
+  paths: HomePaths;
+  genesis: Genesis;
+  signer: Ed25519Key;
+  nodeKey: NodeKey;
+}
+
+export class HomeError extends Error {
+  constructor(
+    message: string,
+    readonly code: 'HOME_MISSING' | 'HOME_EXISTS' | 'HOME_INVALID',
+  ) {
+    super(message);
+    this.name = 'HomeError';
+  }
+}
+
+const KEY_FILE_MODE = 0o600;
+
+function writeKeyFile(path: string, key: Ed25519Key, extra: Record<string, string>): void {
+  const body = {
+    type: 'ed25519',
+    ...extra,
+    pub_key: Buffer.from(key.publicKey).toString('base64'),
+    priv_key: Buffer.from(key.seed).toString('base64'),
+  };
+  rmSync(path, { force: true });
+  writeFileSync(path, JSON.stringify(body, null, 2) + '\n', { mode: KEY_FILE_MODE });
+}
+
+function readJson(path: string, what: string): Record<string, unknown> {
+  if (!existsSync(path)) throw new HomeError(`${what} ${path} is missing; run \`noded init\` to create the home`, 'HOME_MISSING');
+  try {
+    return JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new HomeError(`${what} ${path} is not valid JSON: ${(err as Error).message}`, 'HOME_INVALID');
+  }
+}
+
+function readKeyFile(path: string, what: string): Ed25519Key {
+  const body = readJson(path, what);
+  const seed = Buffer.from(String(body.priv_key ?? ''), 'base64');
+  if (body.type !== 'ed25519' || seed.length !== 32) {
+    throw new HomeError(`${what} ${path} must hold an ed25519 key: {"type":"ed25519","priv_key":"<base64 of 32 bytes>"}`, 'HOME_INVALID');
+  }
+  return Ed25519Key.fromSeed(seed);
+}
+
+function parseGenesis(path: string): Genesis {
+  const g = readJson(path, 'genesis file');
+  const problems: string[] = [];
+  const int = (name: string): bigint => {
+    const v = g[name];
+    if ((typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) || (typeof v === 'string' && /^\d+$/.test(v))) return BigInt(v);
+    problems.push(`${name}: got ${JSON.stringify(v)}, expected a non-negative integer`);
+    return 0n;
+  };
+  const chainId = typeof g.chain_id === 'string' && g.chain_id ? g.chain_id : (problems.push('chain_id: expected a non-empty string'), '');
+  const startMs = Date.parse(String(g.start_time));
+  if (Number.isNaN(startMs)) problems.push(`start_time: got ${JSON.stringify(g.start_time)}, expected an RFC 3339 time`);
+  const proposer = Buffer.from(String(g.proposer_address ?? ''), 'base64');
+  if (proposer.length !== 32) problems.push('proposer_address: expected the base64 of a 32-byte address');
+  const genesis: Genesis = {
+    chainId,
+    initialHeight: int('initial_height'),
+    startTime: BigInt(Number.isNaN(startMs) ? 0 : startMs) * 1_000_000n,
+    proposerAddress: new Uint8Array(proposer),
+    daStartHeight: int('da_start_height'),
+  };
+  if (genesis.initialHeight < 1n) problems.push('initial_height: must be at least 1');
+  if (problems.length) throw new HomeError(`genesis file ${path} is invalid:\n  ${problems.join('\n  ')}`, 'HOME_INVALID');
+  return genesis;
+}
+
+/** Reads genesis and keys of an initialised home, with errors that say which file and what to do. */
+export function readHome(home: string): Home {
+  const paths = homePaths(home);
+  const genesis = parseGenesis(paths.genesisFile);
+  const signer = readKeyFile(paths.signerFile, 'signing key file');
+  const key = readKeyFile(paths.nodeKeyFile, 'node key file');
+  return { paths, genesis, signer, nodeKey: { key, peerId: libp2pPeerId(key.publicKey) } };
+}
+
+export interface InitOptions {
+  home: string;
+  chainId: string;
+  aggregator: boolean;
+  /** Replace an existing home: new keys and genesis, an emptied data directory. */
+  force: boolean;
+  /** Genesis start time; now by default. */
+  now?: Date;
+}
+
+export interface InitResult {
+  home: string;
+  chainId: string;
+  aggregator: boolean;
+  /** Paths written, in the order written. */
+  created: string[];
+  signerAddress: string;
+  peerId: string;
+}
+
+/** True when the path holds a home (a config file or a data directory with contents). */
+export function homeExists(home: string): boolean {
+  const paths = homePaths(home);
+  return existsSync(paths.configFile) || (existsSync(paths.dataDir) && readdirSync(paths.dataDir).length > 0);
+}
+
+/** Writes a new home (DESIGN.md §4). */
+export function initHome(opts: InitOptions): InitResult {
+  const paths = homePaths(opts.home);
+  if (homeExists(opts.home) && !opts.force) {
+    throw new HomeError(`${opts.home} already holds a node home; pass --force to replace it (its keys and data are lost)`, 'HOME_EXISTS');
+  }
+  if (opts.force) rmSync(paths.dataDir, { recursive: true, force: true });
+  const created: string[] = [];
+  for (const dir of [paths.configDir, paths.dataDir, paths.cacheDir]) {
+    mkdirSync(dir, { recursive: true });
+    created.push(dir + '/');
+  }
+  const signer = Ed25519Key.generate();
+  const nodeKey = Ed25519Key.generate();
+  const peerId = libp2pPeerId(nodeKey.publicKey);
+
+  writeFileSync(paths.configFile, renderNodeYml({ 'node.aggregator': opts.aggregator }));
+  created.push(paths.configFile);
+  const genesis = {
+    chain_id: opts.chainId,
+    initial_height: 1,
+    start_time: (opts.now ?? new Date()).toISOString(),
+    proposer_address: Buffer.from(signer.address).toString('base64'),
+    da_start_height: 0,
+  };
+  writeFileSync(paths.genesisFile, JSON.stringify(genesis, null, 2) + '\n');
+  created.push(paths.genesisFile);
+  writeKeyFile(paths.signerFile, signer, { address: Buffer.from(signer.address).toString('base64') });
+  created.push(paths.signerFile);
+  writeKeyFile(paths.nodeKeyFile, nodeKey, { peer_id: peerId });
+  created.push(paths.nodeKeyFile);
+
+  return {
+    home: opts.home,
+    chainId: opts.chainId,
+    aggregator: opts.aggregator,
+    created,
+    signerAddress: Buffer.from(signer.address).toString('base64'),
+    peerId,
+  };
+}

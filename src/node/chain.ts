@@ -1,0 +1,95 @@
+import { create } from '@bufbuild/protobuf';
+import type { Logger } from '../log/index.js';
+import type { Executor } from '../exec/index.js';
+import type { BlockStore } from '../store/index.js';
+import { StateSchema, buildBlock, commitHash, fullDataHash, headerHash, type Block, type Ed25519Key, type State } from '../types/index.js';
+import type { Genesis } from '../home/index.js';
+
+export type BlockListener = (block: Block, hash: Uint8Array) => void;
+
+/**
+ * The chain as this node holds it: the state after the last committed block,
+ * and the one way new blocks get in (built here, executed, committed atomically).
+ */
+export class Chain {
+  private listeners: BlockListener[] = [];
+  /** Wall-clock ms of the last commit, for readiness. */
+  lastCommitAt = 0;
+
+  private constructor(
+    private state: State,
+    private readonly store: BlockStore,
+    private readonly executor: Executor,
+    private readonly genesis: Genesis,
+  ) {}
+
+  /** Loads the committed state, or runs the executor's genesis on an empty store. */
+  static async load(store: BlockStore, executor: Executor, genesis: Genesis, logger: Logger): Promise<Chain> {
+    let state = await store.getState();
+    if (!state) {
+      const appHash = await executor.initChain(genesis.startTime, genesis.initialHeight, genesis.chainId);
+      state = create(StateSchema, {
+        chainId: genesis.chainId,
+        initialHeight: genesis.initialHeight,
+        lastBlockHeight: 0n,
+        lastBlockTime: genesis.startTime,
+        daHeight: genesis.daStartHeight,
+        appHash,
+      });
+      logger.info({ chainId: genesis.chainId, appHash: Buffer.from(appHash).toString('hex') }, 'initialised chain from genesis');
+    } else if (state.chainId !== genesis.chainId) {
+      throw new Error(`the store holds chain ${state.chainId} but genesis says ${genesis.chainId}; reset the data directory or use the right home`);
+    }
+    return new Chain(state, store, executor, genesis);
+  }
+
+  get height(): bigint {
+    return this.state.lastBlockHeight;
+  }
+
+  get currentState(): State {
+    return this.state;
+  }
+
+  onBlock(listener: BlockListener): () => void {
+    this.listeners.push(listener);
+    return () => {
+      this.listeners = this.listeners.filter((l) => l !== listener);
+    };
+  }
+
+  /** Builds, executes, signs and commits the next block with `txs`. */
+  async produce(txs: Uint8Array[], timeNanos: bigint, signer: Ed25519Key): Promise<Block> {
+    const prev = this.state;
+    const height = prev.lastBlockHeight === 0n ? this.genesis.initialHeight : prev.lastBlockHeight + 1n;
+    // Block times strictly increase even if the wall clock steps back.
+    const time = timeNanos > prev.lastBlockTime ? timeNanos : prev.lastBlockTime + 1n;
+    const block = buildBlock({
+      chainId: prev.chainId,
+      height,
+      time,
+      txs,
+      lastHeaderHash: prev.lastHeaderHash,
+      lastCommitHash: prev.lastCommitHash,
+      lastDataHash: prev.lastDataHash,
+      appHash: prev.appHash,
+      signer,
+    });
+    const result = await this.executor.executeTxs(txs, height, time, prev.appHash);
+    const hash = headerHash(block.header!.header!);
+    const next = create(StateSchema, {
+      ...prev,
+      lastBlockHeight: height,
+      lastBlockTime: time,
+      appHash: result.stateRoot,
+      lastHeaderHash: hash,
+      lastDataHash: fullDataHash(block.data!),
+      lastCommitHash: commitHash(block.header!.signature),
+    });
+    await this.store.commitBlock(block, hash, next, result.storeOps);
+    this.state = next;
+    this.lastCommitAt = Date.now();
+    for (const l of this.listeners) l(block, hash);
+    return block;
+  }
+}

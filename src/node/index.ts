@@ -1,0 +1,4 @@
+export { Node, type NodeOptions } from './node.js';
+export { runDaemon, type DaemonOptions } from './daemon.js';
+export { Chain } from './chain.js';
+export { BlockProducer } from './producer.js';

@@ -1,0 +1,58 @@
+import type { Logger } from '../log/index.js';
+import type { Executor } from '../exec/index.js';
+import type { Ed25519Key } from '../types/index.js';
+import { isAbortError, nowNanos, sleep } from '../util/index.js';
+import type { Chain } from './chain.js';
+
+export interface ProducerOptions {
+  blockTimeMs: number;
+  lazyMode: boolean;
+  lazyBlockIntervalMs: number;
+  /** How many txs are waiting; lazy mode produces when this is above zero. */
+  pendingTxs: () => number;
+}
+
+/**
+ * The aggregator's block loop: a block every block time (empty ones too), or in
+ * lazy mode only when txs wait and at least every lazy block interval.
+ */
+export class BlockProducer {
+  private loop: Promise<void> | null = null;
+
+  constructor(
+    private readonly chain: Chain,
+    private readonly executor: Executor,
+    private readonly signer: Ed25519Key,
+    private readonly opts: ProducerOptions,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Starts the loop; `onFatal` hears of an error that stops production (the node then shuts down). */
+  start(signal: AbortSignal, onFatal: (err: Error) => void): void {
+    this.loop = this.run(signal).catch((err) => {
+      if (!isAbortError(err, signal)) onFatal(err as Error);
+    });
+  }
+
+  /** Resolves once the loop has finished the block it was on. */
+  async stopped(): Promise<void> {
+    await this.loop;
+  }
+
+  private async run(signal: AbortSignal): Promise<void> {
+    const { blockTimeMs, lazyMode, lazyBlockIntervalMs } = this.opts;
+    let lastBlockAt = Date.now();
+    let nextTick = Date.now() + blockTimeMs;
+    this.logger.info({ blockTime: `${blockTimeMs}ms`, lazyMode }, 'block production started');
+    while (!signal.aborted) {
+      await sleep(Math.max(0, nextTick - Date.now()), signal);
+      // Keep a steady cadence, but do not burst to catch up after a slow block.
+      nextTick = Math.max(nextTick + blockTimeMs, Date.now());
+      if (lazyMode && this.opts.pendingTxs() === 0 && Date.now() - lastBlockAt < lazyBlockIntervalMs) continue;
+      const txs = await this.executor.getTxs();
+      const block = await this.chain.produce(txs, nowNanos(), this.signer);
+      lastBlockAt = Date.now();
+      this.logger.debug({ height: Number(block.header!.header!.height), txs: txs.length }, 'produced block');
+    }
+  }
+}

@@ -1,0 +1,44 @@
+import type { BlockStore } from '../store/index.js';
+import type { State } from '../types/index.js';
+
+export interface CheckResult {
+  ok: boolean;
+  /** Why not, in an operator's words; absent when ok. */
+  reason?: string;
+}
+
+export interface HealthReport {
+  live: CheckResult;
+  ready: CheckResult;
+  /** Each readiness check by name, for `Accept: application/json`. */
+  checks: Record<string, CheckResult>;
+}
+
+/**
+ * What the RPC, health and status servers need from a running node. The node
+ * implements it; the servers never reach into the node's internals.
+ */
+export interface RpcBackend {
+  readonly chainId: string;
+  readonly version: string;
+  readonly aggregator: boolean;
+  readonly store: BlockStore;
+  readonly signer: { publicKey: Uint8Array; address: Uint8Array };
+  readonly nodeKey: { publicKey: Uint8Array; peerId: string };
+  readonly namespaces: { header: string; data: string };
+  readonly genesisDaHeight: bigint;
+  readonly p2pListenAddress: string;
+  readonly statusAddress: string;
+  /** Unix ms when the node started. */
+  readonly startedAt: number;
+  state(): State;
+  /** Best height this node knows of (its own, or a peer's or DA's when higher). */
+  bestKnownHeight(): bigint;
+  health(): HealthReport;
+  /** Number of txs waiting in the mempool. */
+  mempoolSize(): number;
+  /** Queues a tx; throws TxRejectedError with the HTTP status to answer. */
+  submitTx(tx: Uint8Array): void;
+  /** Reads the kv machine; null when the execution layer is not kv. */
+  readonly kv: { get(key: string): Promise<Uint8Array | null> } | null;
+}

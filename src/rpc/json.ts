@@ -1,0 +1,848 @@
+/**
+ * The spec's JSON for the Connect unary JSON path (DESIGN.md §7, SPEC.md §2.1, §4.1).
+ *
+ * Connect-ES's own JSON writer writes 64-bit integers as strings and omits empty
+ * fields; the spec wants proto field names, 64-bit integers as JSON numbers with
+ * their exact digits, bytes as standard base64 and every field always present.
+ * `writeSpecJson` walks any message by its schema and writes exactly that —
+ * output a standard proto3 JSON parser accepts.
+ *
+ * `parseSpecJsonRequest` reads a request body into a message (protobuf-es
+ * `fromJson` underneath) and turns every problem into `invalid_argument` with a
+ * message an operator understands; `getBlockSelector` reads GetBlock's oneof.
+ * `connectErrorJson` writes the Connect protocol's error body and HTTP status.
+ */
+import {
+  create,
+  fromJson,
+  toBinary,
+  toJson,
+  ScalarType,
+  type DescEnum,
+  type DescField,
+  type DescMessage,
+  type JsonValue,
+  type Message,
+  type MessageShape,
+} from '@bufbuild/protobuf';
+import { Code, ConnectError } from '@connectrpc/connect';
+import type { GetBlockRequest } from '../types/gen/node/v1/store_pb.js';
+
+// ---------------------------------------------------------------------------
+// Writer
+// ---------------------------------------------------------------------------
+
+/** Value kinds of the writer (one per JSON encoding). */
+const K_INT64 = 0; // bigint (or decimal string with jstype=JS_STRING) → bare digits
+const K_INT32 = 1; // number → bare digits
+const K_DOUBLE = 2; // number, NaN/±Infinity as strings
+const K_BOOL = 3;
+const K_STRING = 4;
+const K_BYTES = 5; // standard base64 with padding
+const K_ENUM = 6; // proto name string (number when unknown)
+const K_MESSAGE = 7; // nested message, written by its plan
+const K_WKT = 8; // well-known type with a custom JSON form: protobuf-es toJson
+
+/** How a field holds its value(s). */
+const C_SINGLE = 0;
+const C_LIST = 1;
+const C_MAP = 2;
+
+/** One field (or oneof group) of a message plan. One shape for all, so the writer's loop stays monomorphic. */
+class FieldPlan {
+  constructor(
+    /** `"proto_name":` */
+    readonly key: string,
+    /** Property name on the message object (the oneof's name for a oneof group). */
+    readonly local: string,
+    readonly container: number,
+    readonly kind: number,
+    /** Message plan for K_MESSAGE / K_WKT values. */
+    readonly sub: MessagePlan | null,
+    /** Enum number → JSON text (quoted proto name, or `null` for NullValue). */
+    readonly enumNames: Map<number, string> | null,
+    /** Members of a oneof group, by case name (oneof groups only). */
+    readonly oneofMembers: Map<string, FieldPlan> | null,
+  ) {}
+}
+
+interface MessagePlan {
+  readonly schema: DescMessage;
+  /** Fields and oneof groups in declaration order; filled right after creation. */
+  entries: FieldPlan[];
+  /** Custom proto3 JSON form (Timestamp, wrappers, Struct, …): written via toJson. */
+  readonly wkt: boolean;
+  /** JSON of the zero message, computed on first need. */
+  zero: string | undefined;
+  computingZero: boolean;
+}
+
+const plans = new WeakMap<DescMessage, MessagePlan>();
+
+/** Well-known types whose proto3 JSON is not an object of their fields. */
+const WKT_CUSTOM = new Set([
+  'google.protobuf.Any',
+  'google.protobuf.Timestamp',
+  'google.protobuf.Duration',
+  'google.protobuf.FieldMask',
+  'google.protobuf.Struct',
+  'google.protobuf.Value',
+  'google.protobuf.ListValue',
+  'google.protobuf.DoubleValue',
+  'google.protobuf.FloatValue',
+  'google.protobuf.Int64Value',
+  'google.protobuf.UInt64Value',
+  'google.protobuf.Int32Value',
+  'google.protobuf.UInt32Value',
+  'google.protobuf.BoolValue',
+  'google.protobuf.StringValue',
+  'google.protobuf.BytesValue',
+]);
+
+function scalarKind(t: ScalarType): number {
+  switch (t) {
+    case ScalarType.INT64:
+    case ScalarType.UINT64:
+    case ScalarType.SINT64:
+    case ScalarType.FIXED64:
+    case ScalarType.SFIXED64:
+      return K_INT64;
+    case ScalarType.INT32:
+    case ScalarType.UINT32:
+    case ScalarType.SINT32:
+    case ScalarType.FIXED32:
+    case ScalarType.SFIXED32:
+      return K_INT32;
+    case ScalarType.DOUBLE:
+    case ScalarType.FLOAT:
+      return K_DOUBLE;
+    case ScalarType.BOOL:
+      return K_BOOL;
+    case ScalarType.STRING:
+      return K_STRING;
+    case ScalarType.BYTES:
+      return K_BYTES;
+  }
+}
+
+const enumNameCache = new WeakMap<DescEnum, Map<number, string>>();
+function enumNames(e: DescEnum): Map<number, string> {
+  let m = enumNameCache.get(e);
+  if (!m) {
+    m = new Map();
+    const isNull = e.typeName === 'google.protobuf.NullValue';
+    for (const v of e.values) if (!m.has(v.number)) m.set(v.number, isNull ? 'null' : JSON.stringify(v.name));
+    enumNameCache.set(e, m);
+  }
+  return m;
+}
+
+function fieldPlan(f: DescField): FieldPlan {
+  const key = JSON.stringify(f.name) + ':';
+  const local = f.localName;
+  switch (f.fieldKind) {
+    case 'scalar':
+      return new FieldPlan(key, local, C_SINGLE, scalarKind(f.scalar), null, null, null);
+    case 'enum':
+      return new FieldPlan(key, local, C_SINGLE, K_ENUM, null, enumNames(f.enum), null);
+    case 'message': {
+      const sub = planFor(f.message);
+      return new FieldPlan(key, local, C_SINGLE, sub.wkt ? K_WKT : K_MESSAGE, sub, null, null);
+    }
+    case 'list':
+      switch (f.listKind) {
+        case 'scalar':
+          return new FieldPlan(key, local, C_LIST, scalarKind(f.scalar), null, null, null);
+        case 'enum':
+          return new FieldPlan(key, local, C_LIST, K_ENUM, null, enumNames(f.enum), null);
+        case 'message': {
+          const sub = planFor(f.message);
+          return new FieldPlan(key, local, C_LIST, sub.wkt ? K_WKT : K_MESSAGE, sub, null, null);
+        }
+      }
+      break;
+    case 'map':
+      switch (f.mapKind) {
+        case 'scalar':
+          return new FieldPlan(key, local, C_MAP, scalarKind(f.scalar), null, null, null);
+        case 'enum':
+          return new FieldPlan(key, local, C_MAP, K_ENUM, null, enumNames(f.enum), null);
+        case 'message': {
+          const sub = planFor(f.message);
+          return new FieldPlan(key, local, C_MAP, sub.wkt ? K_WKT : K_MESSAGE, sub, null, null);
+        }
+      }
+      break;
+  }
+  throw new Error(`unsupported field ${String(f)}`);
+}
+
+function planFor(schema: DescMessage): MessagePlan {
+  let plan = plans.get(schema);
+  if (plan) return plan;
+  plan = { schema, entries: [], wkt: WKT_CUSTOM.has(schema.typeName), zero: undefined, computingZero: false };
+  // Registered before its fields are planned, so a recursive message resolves to it.
+  plans.set(schema, plan);
+  if (!plan.wkt) {
+    const entries: FieldPlan[] = [];
+    for (const m of schema.members) {
+      if (m.kind === 'oneof') {
+        const members = new Map<string, FieldPlan>();
+        for (const f of m.fields) members.set(f.localName, fieldPlan(f));
+        entries.push(new FieldPlan('', m.localName, C_SINGLE, -1, null, null, members));
+      } else {
+        entries.push(fieldPlan(m));
+      }
+    }
+    plan.entries = entries;
+  }
+  return plan;
+}
+
+/**
+ * One Buffer over the ArrayBuffer the last bytes value lived in: a decoded
+ * block's fields are all views of one buffer, so they base64 without a Buffer
+ * object each. Cleared after every write so no block is kept alive.
+ */
+let lastArrayBuffer: ArrayBufferLike | null = null;
+let lastBuffer: Buffer | null = null;
+
+/** `"<standard base64 with padding>"` */
+function b64(v: unknown): string {
+  if (!(v instanceof Uint8Array) || v.length === 0) return '""';
+  const ab = v.buffer;
+  if (ab !== lastArrayBuffer || lastBuffer === null) {
+    lastArrayBuffer = ab;
+    lastBuffer = Buffer.from(ab);
+  }
+  return '"' + lastBuffer.toString('base64', v.byteOffset, v.byteOffset + v.byteLength) + '"';
+}
+
+const INT_TEXT = /^-?[0-9]+$/;
+
+/** JSON text of one value of the given kind; an absent value gives the zero value. */
+function writeValue(kind: number, v: unknown, fp: FieldPlan): string {
+  switch (kind) {
+    case K_INT64:
+      if (typeof v === 'bigint') return v.toString();
+      if (typeof v === 'string') return INT_TEXT.test(v) ? v : JSON.stringify(v);
+      if (typeof v === 'number') return Number.isFinite(v) ? String(v) : '0';
+      return '0';
+    case K_INT32:
+      return typeof v === 'number' && Number.isFinite(v) ? String(v) : '0';
+    case K_DOUBLE:
+      if (typeof v !== 'number') return '0';
+      if (Number.isFinite(v)) return String(v);
+      return Number.isNaN(v) ? '"NaN"' : v > 0 ? '"Infinity"' : '"-Infinity"';
+    case K_BOOL:
+      return v === true ? 'true' : 'false';
+    case K_STRING:
+      return typeof v === 'string' ? JSON.stringify(v) : '""';
+    case K_BYTES:
+      return b64(v);
+    case K_ENUM: {
+      const n = typeof v === 'number' ? v : 0;
+      return fp.enumNames!.get(n) ?? String(n);
+    }
+    case K_MESSAGE:
+      return v == null ? zeroOf(fp.sub!) : writeMessage(fp.sub!, v as Record<string, unknown>);
+    case K_WKT:
+      return v == null ? zeroOf(fp.sub!) : writeWkt(fp.sub!, v as Message);
+  }
+  throw new Error(`unsupported value kind ${kind}`);
+}
+
+function writeWkt(plan: MessagePlan, msg: Message): string {
+  return JSON.stringify(toJson(plan.schema, msg));
+}
+
+const EMPTY: Record<string, unknown> = Object.freeze({});
+
+/** JSON of a message with no field set: every field at its zero value, recursively. */
+function zeroOf(plan: MessagePlan): string {
+  if (plan.zero !== undefined) return plan.zero;
+  // A message that contains itself: its inner occurrence is written as `{}`.
+  if (plan.computingZero) return '{}';
+  plan.computingZero = true;
+  try {
+    let z: string;
+    if (plan.wkt) {
+      try {
+        z = writeWkt(plan, create(plan.schema));
+      } catch {
+        z = 'null'; // google.protobuf.Value without a kind has no JSON form but null
+      }
+    } else {
+      z = writeMessage(plan, EMPTY);
+    }
+    plan.zero = z;
+    return z;
+  } finally {
+    plan.computingZero = false;
+  }
+}
+
+function writeMessage(plan: MessagePlan, msg: Record<string, unknown>): string {
+  const entries = plan.entries;
+  let s = '{';
+  let first = true;
+  for (let i = 0; i < entries.length; i++) {
+    const fp = entries[i]!;
+    let part: string;
+    if (fp.oneofMembers !== null) {
+      // A oneof group: only the member that is set.
+      const o = msg[fp.local] as { case?: string; value?: unknown } | undefined;
+      if (o == null || o.case === undefined) continue;
+      const mp = fp.oneofMembers.get(o.case);
+      if (mp === undefined) continue;
+      part = mp.key + writeValue(mp.kind, o.value, mp);
+    } else if (fp.container === C_SINGLE) {
+      part = fp.key + writeValue(fp.kind, msg[fp.local], fp);
+    } else if (fp.container === C_LIST) {
+      const list = msg[fp.local];
+      if (!Array.isArray(list) || list.length === 0) {
+        part = fp.key + '[]';
+      } else {
+        const kind = fp.kind;
+        part = fp.key + '[' + writeValue(kind, list[0], fp);
+        for (let j = 1; j < list.length; j++) part += ',' + writeValue(kind, list[j], fp);
+        part += ']';
+      }
+    } else {
+      const map = msg[fp.local] as Record<string, unknown> | undefined;
+      part = fp.key + '{';
+      if (map != null) {
+        let firstKey = true;
+        for (const k of Object.keys(map)) {
+          part += (firstKey ? '' : ',') + JSON.stringify(k) + ':' + writeValue(fp.kind, map[k], fp);
+          firstKey = false;
+        }
+      }
+      part += '}';
+    }
+    if (first) {
+      s += part;
+      first = false;
+    } else {
+      s += ',' + part;
+    }
+  }
+  return s + '}';
+}
+
+/**
+ * Writes `message` as the spec's JSON: proto field names, 64-bit integers as
+ * bare JSON numbers with their exact digits, bytes as standard base64, every
+ * field present (an unset message as its zero message, recursively), only the
+ * set member of a oneof. Standard proto3 JSON parsers accept the output.
+ */
+export function writeSpecJson(schema: DescMessage, message: Message): string {
+  if (message.$typeName !== schema.typeName) {
+    throw new Error(`writeSpecJson: message ${message.$typeName} is not a ${schema.typeName}`);
+  }
+  const plan = planFor(schema);
+  if (plan.wkt) return writeWkt(plan, message);
+  try {
+    return writeMessage(plan, message as unknown as Record<string, unknown>);
+  } finally {
+    lastArrayBuffer = null;
+    lastBuffer = null;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Requests
+// ---------------------------------------------------------------------------
+
+function invalid(message: string): ConnectError {
+  return new ConnectError(message, Code.InvalidArgument);
+}
+
+/** Short text of a JSON value for an error message (`raw`: the number as written). */
+function fmt(v: unknown, raw?: string): string {
+  if (raw !== undefined) return raw.length > 40 ? raw.slice(0, 37) + '...' : raw;
+  if (typeof v === 'string') return JSON.stringify(v.length > 80 ? v.slice(0, 77) + '...' : v);
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  if (typeof v === 'object') return 'an object';
+  return String(v);
+}
+
+/**
+ * Bytes fields that hold a 32-byte hash: besides base64 they accept 64 hex
+ * digits (optionally 0x-prefixed), and must decode to exactly 32 bytes.
+ */
+const HASH32_FIELDS = new Set(['node.v1.GetBlockRequest.hash']);
+
+const HEX64 = /^(?:0[xX])?[0-9a-fA-F]{64}$/;
+const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
+
+/** Decodes standard or URL-safe base64 (padding optional); undefined if it is not base64. */
+function decodeBase64(s: string): Uint8Array | undefined {
+  if (!BASE64.test(s)) return undefined;
+  const pad = s.endsWith('==') ? 2 : s.endsWith('=') ? 1 : 0;
+  if (pad > 0 && s.length % 4 !== 0) return undefined;
+  if ((s.length - pad) % 4 === 1) return undefined;
+  return new Uint8Array(Buffer.from(s, 'base64'));
+}
+
+const U64_MAX = (1n << 64n) - 1n;
+const I64_MIN = -(1n << 63n);
+const I64_MAX = (1n << 63n) - 1n;
+const U32_MAX = 4294967295n;
+const I32_MIN = -2147483648n;
+const I32_MAX = 2147483647n;
+/** Magnitudes beyond this are out of range of every integer type. */
+const HUGE = 10n ** 40n;
+
+const NUMBER_TEXT = /^(-?)([0-9]+)(?:\.([0-9]+))?(?:[eE]([+-]?[0-9]+))?$/;
+
+/**
+ * Exact integer value of a JSON number token, without going through a double.
+ * Null when the value is not an integer; magnitudes beyond 10^40 come back as
+ * ±10^40 (out of range of every integer type).
+ */
+function exactInteger(text: string): bigint | null {
+  const m = NUMBER_TEXT.exec(text);
+  if (!m) return null;
+  const neg = m[1] === '-';
+  const frac = m[3] ?? '';
+  let digits = (m[2]! + frac).replace(/^0+/, '');
+  if (digits === '') return 0n;
+  let exp = (m[4] === undefined ? 0 : Number(m[4])) - frac.length;
+  if (exp < 0) {
+    const cut = digits.length + exp; // count of digits before the decimal point
+    const tail = cut > 0 ? digits.slice(cut) : digits;
+    if (!/^0*$/.test(tail)) return null;
+    digits = cut > 0 ? digits.slice(0, cut) : '0';
+    exp = 0;
+  }
+  if (digits.length + exp > 40) return neg ? -HUGE : HUGE;
+  const v = BigInt(digits + '0'.repeat(exp));
+  return neg ? -v : v;
+}
+
+/** Per-request validation state. */
+interface Ctx {
+  /** The request text. */
+  text: string;
+  /** Whether `text` has been scanned (done on first need, and always before fromJson). */
+  scanned: boolean;
+  /** Raw text of the number tokens JSON.parse may have altered, by JSON path. */
+  raws: Map<string, string> | undefined;
+  /** Current JSON path (object keys and array indexes). */
+  path: (string | number)[];
+}
+
+function scan(ctx: Ctx): void {
+  if (!ctx.scanned) {
+    ctx.scanned = true;
+    ctx.raws = scanJson(ctx.text);
+  }
+}
+
+function rawAt(ctx: Ctx): string | undefined {
+  scan(ctx);
+  return ctx.raws?.get(JSON.stringify(ctx.path));
+}
+
+/**
+ * Scans JSON text that JSON.parse has accepted: rejects duplicate object keys
+ * (JSON.parse silently keeps the last) and records the raw text of number
+ * tokens whose double may differ from what was written (fractions, exponents,
+ * magnitudes ≥ 2^53), keyed by their JSON path.
+ */
+function scanJson(text: string): Map<string, string> | undefined {
+  interface Frame {
+    obj: boolean;
+    keys: Set<string> | null;
+    key: string;
+    index: number;
+  }
+  const stack: Frame[] = [];
+  let expectKey = false;
+  let raws: Map<string, string> | undefined;
+  const n = text.length;
+  let i = 0;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === 0x7b /* { */) {
+      stack.push({ obj: true, keys: new Set(), key: '', index: 0 });
+      expectKey = true;
+      i++;
+    } else if (c === 0x5b /* [ */) {
+      stack.push({ obj: false, keys: null, key: '', index: 0 });
+      expectKey = false;
+      i++;
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      stack.pop();
+      expectKey = false;
+      i++;
+    } else if (c === 0x2c /* , */) {
+      const top = stack[stack.length - 1];
+      if (top) {
+        if (top.obj) expectKey = true;
+        else top.index++;
+      }
+      i++;
+    } else if (c === 0x22 /* " */) {
+      const start = i++;
+      let escaped = false;
+      while (i < n) {
+        const d = text.charCodeAt(i);
+        if (d === 0x5c /* \ */) {
+          escaped = true;
+          i += 2;
+          continue;
+        }
+        if (d === 0x22) break;
+        i++;
+      }
+      const end = i++;
+      const top = stack[stack.length - 1];
+      if (expectKey && top && top.keys) {
+        const key = escaped ? (JSON.parse(text.slice(start, end + 1)) as string) : text.slice(start + 1, end);
+        if (top.keys.has(key)) throw invalid(`duplicate key ${fmt(key)} in request body`);
+        top.keys.add(key);
+        top.key = key;
+        expectKey = false;
+      }
+    } else if (c === 0x2d /* - */ || (c >= 0x30 && c <= 0x39)) {
+      const start = i++;
+      let plain = true;
+      while (i < n) {
+        const d = text.charCodeAt(i);
+        if (d >= 0x30 && d <= 0x39) {
+          i++;
+        } else if (d === 0x2e || d === 0x65 || d === 0x45 || d === 0x2b || d === 0x2d) {
+          plain = false;
+          i++;
+        } else {
+          break;
+        }
+      }
+      if (!plain || i - start >= 16) {
+        const tok = text.slice(start, i);
+        if (!plain || !Number.isSafeInteger(Number(tok))) {
+          raws ??= new Map();
+          raws.set(JSON.stringify(stack.map((f) => (f.obj ? f.key : f.index))), tok);
+        }
+      }
+    } else {
+      i++;
+    }
+  }
+  return raws;
+}
+
+const fieldsByJsonKey = new WeakMap<DescMessage, Map<string, DescField>>();
+function fieldByKey(desc: DescMessage, key: string): DescField | undefined {
+  let m = fieldsByJsonKey.get(desc);
+  if (!m) {
+    m = new Map();
+    for (const f of desc.fields) m.set(f.name, f).set(f.jsonName, f);
+    fieldsByJsonKey.set(desc, m);
+  }
+  return m.get(key);
+}
+
+/** `height`, `block.header.height`, `txs[3]` */
+function label(ctx: Ctx): string {
+  let s = '';
+  for (const p of ctx.path) s += typeof p === 'number' ? `[${p}]` : s === '' ? p : '.' + p;
+  return s;
+}
+
+const MAX_DEPTH = 64;
+
+/**
+ * Canonical decimal text of an integer JSON value in [min, max], or throws
+ * invalid_argument. Accepts a JSON number with an integral value (exact digits,
+ * even above 2^53) or a string of decimal digits.
+ */
+function integerText(v: JsonValue, ctx: Ctx, min: bigint, max: bigint): string {
+  const name = label(ctx);
+  const what = min === 0n ? 'a non-negative integer' : 'an integer';
+  let exact: bigint | null;
+  let shown: string;
+  if (typeof v === 'number') {
+    const raw = rawAt(ctx);
+    shown = raw === undefined ? String(v) : raw.length > 40 ? raw.slice(0, 37) + '...' : raw;
+    exact = raw !== undefined ? exactInteger(raw) : Number.isInteger(v) ? BigInt(v) : null;
+  } else if (typeof v === 'string' && INT_TEXT.test(v)) {
+    shown = v.length > 40 ? v.slice(0, 37) + '...' : v;
+    const digits = v.replace(/^-?0*/, '');
+    // Past 40 digits it is out of range of every integer type: no BigInt of a megabyte of digits.
+    exact = digits.length > 40 ? (v.startsWith('-') ? -HUGE : HUGE) : BigInt(v);
+  } else {
+    throw invalid(`${name} must be ${what}, got ${fmt(v)}`);
+  }
+  if (exact === null || (min === 0n && exact < 0n)) {
+    throw invalid(`${name} must be ${what}, got ${typeof v === 'string' ? fmt(v) : shown}`);
+  }
+  if (exact < min || exact > max) throw invalid(`${name} ${shown} is out of range`);
+  return exact.toString();
+}
+
+/** Checks one value of a field; returns it, canonicalized where needed. */
+function checkValue(f: DescField, v: JsonValue, ctx: Ctx, depth: number): JsonValue {
+  if (f.message) {
+    if (WKT_CUSTOM.has(f.message.typeName)) return v; // custom JSON form: protobuf-es checks it
+    checkMessage(f.message, v, ctx, depth + 1);
+    return v;
+  }
+  if (f.enum) {
+    if (typeof v === 'string' && f.enum.values.some((e) => e.name === v)) return v;
+    if (typeof v === 'number' && Number.isInteger(v) && Math.abs(v) <= 2147483647) return v;
+    const names = f.enum.values.map((e) => e.name).join(', ');
+    throw invalid(`${label(ctx)} must be one of ${names}, got ${fmt(v, typeof v === 'number' ? rawAt(ctx) : undefined)}`);
+  }
+  switch (f.scalar!) {
+    case ScalarType.UINT64:
+    case ScalarType.FIXED64:
+      return integerText(v, ctx, 0n, U64_MAX);
+    case ScalarType.INT64:
+    case ScalarType.SINT64:
+    case ScalarType.SFIXED64:
+      return integerText(v, ctx, I64_MIN, I64_MAX);
+    case ScalarType.UINT32:
+    case ScalarType.FIXED32:
+      return Number(integerText(v, ctx, 0n, U32_MAX));
+    case ScalarType.INT32:
+    case ScalarType.SINT32:
+    case ScalarType.SFIXED32:
+      return Number(integerText(v, ctx, I32_MIN, I32_MAX));
+    case ScalarType.DOUBLE:
+    case ScalarType.FLOAT:
+      if (typeof v === 'number') return v;
+      if (typeof v === 'string') {
+        if (v === 'NaN' || v === 'Infinity' || v === '-Infinity') return v;
+        if (v !== '' && v.trim() === v && Number.isFinite(Number(v))) return v;
+      }
+      throw invalid(`${label(ctx)} must be a number, got ${fmt(v)}`);
+    case ScalarType.BOOL:
+      if (typeof v === 'boolean') return v;
+      throw invalid(`${label(ctx)} must be true or false, got ${fmt(v, typeof v === 'number' ? rawAt(ctx) : undefined)}`);
+    case ScalarType.STRING:
+      if (typeof v === 'string') return v;
+      throw invalid(`${label(ctx)} must be a string, got ${fmt(v, typeof v === 'number' ? rawAt(ctx) : undefined)}`);
+    case ScalarType.BYTES: {
+      if (HASH32_FIELDS.has(`${f.parent.typeName}.${f.name}`)) {
+        let bytes: Uint8Array | undefined;
+        if (typeof v === 'string') {
+          bytes = HEX64.test(v) ? new Uint8Array(Buffer.from(v.replace(/^0[xX]/, ''), 'hex')) : decodeBase64(v);
+        }
+        if (bytes === undefined) {
+          throw invalid(`${label(ctx)} must be 32 bytes, base64 or hex, got ${fmt(v, typeof v === 'number' ? rawAt(ctx) : undefined)}`);
+        }
+        if (bytes.length !== 32) {
+          throw invalid(`${label(ctx)} must be 32 bytes, base64 or hex, got ${bytes.length} bytes`);
+        }
+        return Buffer.from(bytes).toString('base64');
+      }
+      if (typeof v === 'string' && decodeBase64(v) !== undefined) return v;
+      throw invalid(`${label(ctx)} must be base64, got ${fmt(v, typeof v === 'number' ? rawAt(ctx) : undefined)}`);
+    }
+  }
+}
+
+function checkMessage(desc: DescMessage, json: JsonValue, ctx: Ctx, depth: number): void {
+  if (depth > MAX_DEPTH) throw invalid(`request nests deeper than ${MAX_DEPTH} levels`);
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) {
+    const where = ctx.path.length === 0 ? 'request body' : label(ctx);
+    throw invalid(`${where} must be a JSON object, got ${fmt(json, typeof json === 'number' ? rawAt(ctx) : undefined)}`);
+  }
+  const obj = json;
+  const seen = new Map<DescField, string>();
+  for (const key of Object.keys(obj)) {
+    const f = fieldByKey(desc, key);
+    if (f === undefined) throw invalid(`unknown field ${fmt(key)} in ${desc.typeName}`);
+    const before = seen.get(f);
+    if (before !== undefined) {
+      throw invalid(`field ${f.name} given twice in ${desc.typeName} (as ${fmt(before)} and ${fmt(key)})`);
+    }
+    seen.set(f, key);
+  }
+  // A oneof silently takes the last member given: refuse more than one.
+  for (const o of desc.oneofs) {
+    const given = o.fields.filter((f) => {
+      const key = seen.get(f);
+      return key !== undefined && obj[key] !== null;
+    });
+    if (given.length > 1) {
+      const names = given.map((f) => f.name);
+      const where = ctx.path.length === 0 ? '' : ` in ${label(ctx)}`;
+      throw invalid(
+        names.length === 2
+          ? `give either ${names[0]} or ${names[1]}, not both${where}`
+          : `give only one of ${names.join(', ')}${where}`,
+      );
+    }
+  }
+  for (const [f, key] of seen) {
+    const v = obj[key]!;
+    if (v === null) continue; // proto3 JSON: null leaves the field at its default
+    ctx.path.push(key);
+    if (f.fieldKind === 'list') {
+      if (!Array.isArray(v)) {
+        throw invalid(`${label(ctx)} must be an array, got ${fmt(v, typeof v === 'number' ? rawAt(ctx) : undefined)}`);
+      }
+      for (let i = 0; i < v.length; i++) {
+        ctx.path.push(i);
+        if (v[i] === null) throw invalid(`${label(ctx)} must not be null`);
+        v[i] = checkValue(f, v[i]!, ctx, depth);
+        ctx.path.pop();
+      }
+    } else if (f.fieldKind === 'map') {
+      if (typeof v !== 'object' || Array.isArray(v)) {
+        throw invalid(`${label(ctx)} must be a JSON object, got ${fmt(v, typeof v === 'number' ? rawAt(ctx) : undefined)}`);
+      }
+      for (const k of Object.keys(v)) {
+        ctx.path.push(k);
+        if (v[k] === null) throw invalid(`${label(ctx)} must not be null`);
+        v[k] = checkValue(f, v[k]!, ctx, depth);
+        ctx.path.pop();
+      }
+    } else {
+      obj[key] = checkValue(f, v, ctx, depth);
+    }
+    ctx.path.pop();
+  }
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function parseInner<Desc extends DescMessage>(schema: Desc, body: Uint8Array | string): MessageShape<Desc> {
+  let text: string;
+  if (typeof body === 'string') {
+    text = body.charCodeAt(0) === 0xfeff ? body.slice(1) : body;
+  } else {
+    try {
+      text = utf8.decode(body); // drops a leading BOM
+    } catch {
+      throw invalid('request body is not valid JSON: it is not UTF-8 text');
+    }
+  }
+  // An empty body asks with every field at its default (GetBlock: the latest block).
+  if (text.trim() === '') text = '{}';
+  let json: JsonValue;
+  try {
+    json = JSON.parse(text) as JsonValue;
+  } catch (e) {
+    throw invalid(`request body is not valid JSON: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) {
+    throw invalid(`request body must be a JSON object, got ${fmt(json)}`);
+  }
+  // Shape first (garbage fails fast), then the scan for duplicate keys if no number needed it.
+  const ctx: Ctx = { text, scanned: false, raws: undefined, path: [] };
+  checkMessage(schema, json, ctx, 1);
+  scan(ctx);
+  try {
+    return fromJson(schema, json);
+  } catch (e) {
+    throw invalid(`invalid request: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+/**
+ * Parses a Connect-JSON request body into a message of `schema`. Accepts proto
+ * names and camelCase JSON names, 64-bit integers as JSON numbers (exact, even
+ * above 2^53) or decimal strings, bytes as base64 (GetBlock's hash also as 64
+ * hex digits). An empty body counts as `{}`. Anything wrong throws a
+ * ConnectError with Code.InvalidArgument saying what and where; nothing else
+ * is ever thrown.
+ */
+export function parseSpecJsonRequest<Desc extends DescMessage>(schema: Desc, body: Uint8Array | string): MessageShape<Desc> {
+  try {
+    return parseInner(schema, body);
+  } catch (e) {
+    if (e instanceof ConnectError && e.code === Code.InvalidArgument) throw e;
+    // Anything unforeseen in a request is still the request's fault, never a 500.
+    throw invalid(`invalid request: ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+/** What a GetBlock request asks for. Height 0 means the latest block. */
+export type BlockSelector = { kind: 'height'; height: bigint } | { kind: 'hash'; hash: Uint8Array };
+
+/**
+ * Reads GetBlock's identifier (from the JSON path or connect-node's binary,
+ * gRPC and gRPC-Web paths): none is height 0 (latest); a hash must be 32 bytes.
+ */
+export function getBlockSelector(req: GetBlockRequest): BlockSelector {
+  const id = req.identifier;
+  switch (id.case) {
+    case 'hash':
+      if (id.value.length !== 32) {
+        throw invalid(`hash must be 32 bytes, base64 or hex, got ${id.value.length} bytes`);
+      }
+      return { kind: 'hash', hash: id.value };
+    case 'height':
+      return { kind: 'height', height: id.value };
+    default:
+      return { kind: 'height', height: 0n };
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------
+
+/** HTTP status per code: the Connect protocol spec's error-code table. */
+const HTTP_STATUS: Record<number, number> = {
+  [Code.Canceled]: 499,
+  [Code.Unknown]: 500,
+  [Code.InvalidArgument]: 400,
+  [Code.DeadlineExceeded]: 504,
+  [Code.NotFound]: 404,
+  [Code.AlreadyExists]: 409,
+  [Code.PermissionDenied]: 403,
+  [Code.ResourceExhausted]: 429,
+  [Code.FailedPrecondition]: 400,
+  [Code.Aborted]: 409,
+  [Code.OutOfRange]: 400,
+  [Code.Unimplemented]: 501,
+  [Code.Internal]: 500,
+  [Code.Unavailable]: 503,
+  [Code.DataLoss]: 500,
+  [Code.Unauthenticated]: 401,
+};
+
+/** Connect's snake_case name of a code ("not_found"); an unknown code is "unknown". */
+export function connectCodeName(code: Code): string {
+  const name = (Code as unknown as Record<number, string | undefined>)[code];
+  if (typeof name !== 'string' || HTTP_STATUS[code] === undefined) return 'unknown';
+  return name[0]!.toLowerCase() + name.slice(1).replace(/[A-Z]/g, (c) => '_' + c.toLowerCase());
+}
+
+/** Unpadded standard base64, as Connect writes error detail values. */
+function b64Raw(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64').replace(/=+$/, '');
+}
+
+/**
+ * The Connect protocol's unary error: the HTTP status for the code and the body
+ * `{"code":"not_found","message":"…"}` (the message without ConnectError's
+ * "[code] " prefix; details, if any, as `{"type","value"}` with unpadded base64).
+ */
+export function connectErrorJson(err: ConnectError): { status: number; body: string } {
+  const status = HTTP_STATUS[err.code] ?? 500;
+  let body = '{"code":' + JSON.stringify(connectCodeName(err.code)) + ',"message":' + JSON.stringify(err.rawMessage ?? '');
+  const details: string[] = [];
+  for (const d of err.details) {
+    try {
+      if ('desc' in d) {
+        details.push(JSON.stringify({ type: d.desc.typeName, value: b64Raw(toBinary(d.desc, create(d.desc, d.value))) }));
+      } else {
+        const o: { type: string; value: string; debug?: unknown } = { type: d.type, value: b64Raw(d.value) };
+        if (d.debug !== undefined) o.debug = d.debug;
+        details.push(JSON.stringify(o));
+      }
+    } catch {
+      // A detail that cannot be written is left out rather than losing the error.
+    }
+  }
+  if (details.length > 0) body += ',"details":[' + details.join(',') + ']';
+  return { status, body: body + '}' };
+}

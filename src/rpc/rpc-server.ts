@@ -1,0 +1,148 @@
+import { createHash } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import { Code, ConnectError } from '@connectrpc/connect';
+import { connectNodeAdapter } from '@connectrpc/connect-node';
+import { TxRejectedError } from '../exec/index.js';
+import type { Logger } from '../log/index.js';
+import { ConfigService, StoreService } from '../types/index.js';
+import type { HealthReport, RpcBackend } from './backend.js';
+import { BodyTooLargeError, readBody } from './http.js';
+import { connectErrorJson, parseSpecJsonRequest, writeSpecJson } from './json.js';
+import { configService, storeService, unaryRoutes, type UnaryRoute } from './services.js';
+
+type Req = IncomingMessage | Http2ServerRequest;
+type Res = ServerResponse | Http2ServerResponse;
+
+/** Largest request body any route reads (a tx, or a JSON request). */
+export const MAX_REQUEST_BYTES = 1024 * 1024;
+
+const JSON_TYPE = /^application\/json\s*(;|$)/i;
+
+function sendJson(res: Res, status: number, body: string): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+function sendText(res: Res, status: number, body: string): void {
+  res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+const errorJson = (message: string) => JSON.stringify({ error: message });
+
+/**
+ * The RPC listener (127.0.0.1:7331): the Connect services, health, and the kv
+ * machine's `/tx` and `/kv/<key>`.
+ *
+ * Connect's unary JSON is answered here by a writer that follows the spec's
+ * JSON to the letter (DESIGN.md §7); binary, gRPC and gRPC-Web go to connect-node.
+ */
+export class RpcServer {
+  private readonly routes: Map<string, UnaryRoute>;
+  private readonly connect: ReturnType<typeof connectNodeAdapter>;
+
+  constructor(
+    private readonly backend: RpcBackend,
+    private readonly logger: Logger,
+  ) {
+    this.routes = unaryRoutes(backend);
+    this.connect = connectNodeAdapter({
+      readMaxBytes: MAX_REQUEST_BYTES,
+      routes: (router) => {
+        router.service(StoreService, storeService(backend));
+        router.service(ConfigService, configService(backend));
+      },
+    });
+  }
+
+  readonly handler = (req: Req, res: Res): void => {
+    this.handle(req, res).catch((err) => {
+      this.logger.error({ err, url: req.url }, 'RPC request failed');
+      if (!res.headersSent) sendJson(res, 500, JSON.stringify({ code: 'internal', message: 'internal error' }));
+      else res.end();
+    });
+  };
+
+  private async handle(req: Req, res: Res): Promise<void> {
+    const path = (req.url ?? '/').split('?')[0]!;
+    const route = this.routes.get(path);
+    if (route && req.method === 'POST' && JSON_TYPE.test(String(req.headers['content-type'] ?? ''))) {
+      return this.unaryJson(route, req, res);
+    }
+    if (path.startsWith('/node.v1.')) return this.connect(req as IncomingMessage, res as ServerResponse);
+    if (path === '/health/live' || path === '/health/ready') return this.health(path, req, res);
+    if (path === '/tx') return this.tx(req, res);
+    if (path.startsWith('/kv/')) return this.kv(path.slice('/kv/'.length), req, res);
+    sendText(res, 404, `no route ${req.method} ${path}\n`);
+  }
+
+  private async unaryJson(route: UnaryRoute, req: Req, res: Res): Promise<void> {
+    try {
+      const body = await readBody(req, MAX_REQUEST_BYTES).catch((err) => {
+        throw err instanceof BodyTooLargeError ? new ConnectError(err.message, Code.ResourceExhausted) : err;
+      });
+      const input = parseSpecJsonRequest(route.input, body);
+      const output = await route.call(input as never);
+      sendJson(res, 200, writeSpecJson(route.output, output as never));
+    } catch (err) {
+      if (!(err instanceof ConnectError)) throw err;
+      const { status, body } = connectErrorJson(err);
+      sendJson(res, status, body);
+    }
+  }
+
+  private health(path: string, req: Req, res: Res): void {
+    const report: HealthReport = this.backend.health();
+    const wantsJson = /application\/json/i.test(String(req.headers.accept ?? ''));
+    const check = path === '/health/live' ? report.live : report.ready;
+    const status = check.ok ? 200 : 503;
+    if (wantsJson) {
+      const checks = path === '/health/live' ? { live: report.live } : report.checks;
+      const body = {
+        status: check.ok ? 'pass' : 'fail',
+        checks: Object.fromEntries(
+          Object.entries(checks).map(([name, c]) => [name, { status: c.ok ? 'pass' : 'fail', ...(c.reason ? { reason: c.reason } : {}) }]),
+        ),
+      };
+      return sendJson(res, status, JSON.stringify(body));
+    }
+    const word = path === '/health/live' ? (check.ok ? 'OK' : 'FAIL') : check.ok ? 'READY' : `UNREADY: ${check.reason}`;
+    sendText(res, status, word);
+  }
+
+  private async tx(req: Req, res: Res): Promise<void> {
+    if (req.method !== 'POST') return sendJson(res, 405, errorJson('use POST /tx with the tx bytes (key=value) as the body'));
+    let tx: Buffer;
+    try {
+      tx = await readBody(req, MAX_REQUEST_BYTES);
+    } catch (err) {
+      if (err instanceof BodyTooLargeError) return sendJson(res, 413, errorJson(err.message));
+      throw err;
+    }
+    if (tx.length === 0) return sendJson(res, 400, errorJson('empty body: send the tx bytes (key=value) as the request body'));
+    try {
+      this.backend.submitTx(new Uint8Array(tx));
+    } catch (err) {
+      if (err instanceof TxRejectedError) return sendJson(res, err.httpStatus, errorJson(err.message));
+      throw err;
+    }
+    sendJson(res, 200, JSON.stringify({ tx_hash: createHash('sha256').update(tx).digest('hex').toUpperCase() }));
+  }
+
+  private async kv(rawKey: string, req: Req, res: Res): Promise<void> {
+    if (req.method !== 'GET') return sendJson(res, 405, errorJson('use GET /kv/<key>'));
+    if (!this.backend.kv) return sendJson(res, 404, errorJson('this node does not run the kv execution layer (execution.type is not kv)'));
+    let key: string;
+    try {
+      key = decodeURIComponent(rawKey);
+    } catch {
+      return sendJson(res, 400, errorJson(`key ${JSON.stringify(rawKey)} is not valid percent-encoding`));
+    }
+    if (!key) return sendJson(res, 400, errorJson('give a key: GET /kv/<key>'));
+    const value = await this.backend.kv.get(key);
+    if (value === null) return sendJson(res, 404, errorJson(`no value for key ${JSON.stringify(key)}`));
+    res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8', 'content-length': value.length });
+    res.end(Buffer.from(value));
+  }
+}

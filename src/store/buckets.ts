@@ -1,0 +1,48 @@
+/**
+ * Every LevelDB key starts with one of these bytes. Values are never reused:
+ * a retired bucket keeps its number, commented as retired.
+ */
+export enum Bucket {
+  /** height (8 bytes BE) → Block protobuf */
+  block = 0x01,
+  /** header hash (32 bytes) → height (8 bytes BE) */
+  heightByHash = 0x02,
+  /** (no suffix) → State protobuf of the last committed block */
+  state = 0x03,
+  /** utf-8 key → bytes: small named values (see MetadataKey) */
+  metadata = 0x04,
+  /** height (8 bytes BE) → header DA height (8 BE) ‖ data DA height (8 BE) */
+  daHeights = 0x05,
+  /** utf-8 key → value: the built-in key/value execution state */
+  kvState = 0x06,
+}
+
+/** Well-known keys of the metadata bucket. */
+export enum MetadataKey {
+  /** The kv machine's state root, committed with each block. */
+  kvStateRoot = 'kv_state_root',
+  /** DA height the chain reads from first (genesis da_start_height). */
+  genesisDaHeight = 'genesis_da_height',
+  /** Highest height whose header and data are both on DA (8 bytes BE). */
+  daIncludedHeight = 'da_included_height',
+}
+
+export function bucketKey(bucket: Bucket, suffix: Uint8Array = new Uint8Array(0)): Uint8Array {
+  const key = new Uint8Array(1 + suffix.length);
+  key[0] = bucket;
+  key.set(suffix, 1);
+  return key;
+}
+
+export function heightBytes(height: bigint): Uint8Array {
+  const b = new Uint8Array(8);
+  new DataView(b.buffer).setBigUint64(0, height);
+  return b;
+}
+
+export function readHeight(bytes: Uint8Array, offset = 0): bigint {
+  return new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getBigUint64(offset);
+}
+
+export const heightKey = (bucket: Bucket, height: bigint) => bucketKey(bucket, heightBytes(height));
+export const stringKey = (bucket: Bucket, key: string) => bucketKey(bucket, new TextEncoder().encode(key));

@@ -1,0 +1,152 @@
+import { readFileSync } from 'node:fs';
+import { join, dirname } from 'node:path';
+import { ClassicLevel } from 'classic-level';
+import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
+import { BlockSchema, StateSchema, type Block, type State } from '../types/index.js';
+import { Bucket, MetadataKey, bucketKey, heightKey, heightBytes, readHeight, stringKey } from './buckets.js';
+
+type Db = ClassicLevel<Uint8Array, Uint8Array>;
+
+/** One extra write an executor contributes to a block's atomic batch. */
+export type StoreOp = { type: 'put'; key: Uint8Array; value: Uint8Array } | { type: 'del'; key: Uint8Array };
+
+export interface StoredBlock {
+  /** The block as stored (protobuf bytes); decode lazily with `block()`. */
+  bytes: Uint8Array;
+  height: bigint;
+  headerDaHeight: bigint;
+  dataDaHeight: bigint;
+}
+
+export class StoreLockedError extends Error {
+  readonly code = 'STORE_LOCKED';
+}
+
+/**
+ * The node's LevelDB: blocks, hash index, state, metadata and DA heights.
+ * Every block goes in with its state in one atomic batch, so after a crash the
+ * store holds either the whole block or none of it.
+ */
+export class BlockStore {
+  private latestHeight = 0n;
+  private closed = false;
+
+  private constructor(
+    private readonly db: Db,
+    readonly path: string,
+  ) {}
+
+  /**
+   * Opens (creating) the store. A LevelDB lock held by another process becomes
+   * "already in use by process N", with N from the pid file beside the store.
+   */
+  static async open(path: string, pidFile = join(dirname(path), 'node.pid')): Promise<BlockStore> {
+    const db: Db = new ClassicLevel(path, { keyEncoding: 'view', valueEncoding: 'view' });
+    try {
+      await db.open();
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string } }).cause;
+      if (cause?.code === 'LEVEL_LOCKED') {
+        const pid = readPid(pidFile);
+        throw new StoreLockedError(
+          `the store ${path} is already in use by ${pid ? `process ${pid}` : 'another process'}; stop that node first`,
+        );
+      }
+      throw new Error(`cannot open the store ${path}: ${(cause as Error | undefined)?.message ?? (err as Error).message}`);
+    }
+    const store = new BlockStore(db, path);
+    const state = await store.getState();
+    store.latestHeight = state?.lastBlockHeight ?? 0n;
+    return store;
+  }
+
+  /** Height of the last committed block (0 before the first). */
+  height(): bigint {
+    return this.latestHeight;
+  }
+
+  /** Commits a block, its hash index, the state after it and an executor's writes in one batch. */
+  async commitBlock(block: Block, hash: Uint8Array, state: State, extraOps: StoreOp[] = []): Promise<void> {
+    const height = block.header!.header!.height;
+    const ops: StoreOp[] = [
+      { type: 'put', key: heightKey(Bucket.block, height), value: toBinary(BlockSchema, block) },
+      { type: 'put', key: bucketKey(Bucket.heightByHash, hash), value: heightBytes(height) },
+      { type: 'put', key: bucketKey(Bucket.state), value: toBinary(StateSchema, state) },
+      ...extraOps,
+    ];
+    await this.db.batch(ops);
+    this.latestHeight = height;
+  }
+
+  async getBlock(height: bigint): Promise<StoredBlock | null> {
+    const [bytes, da] = await this.db.getMany([heightKey(Bucket.block, height), heightKey(Bucket.daHeights, height)]);
+    if (!bytes) return null;
+    return {
+      bytes,
+      height,
+      headerDaHeight: da ? readHeight(da, 0) : 0n,
+      dataDaHeight: da ? readHeight(da, 8) : 0n,
+    };
+  }
+
+  async getHeightByHash(hash: Uint8Array): Promise<bigint | null> {
+    const v = await this.db.get(bucketKey(Bucket.heightByHash, hash));
+    return v ? readHeight(v) : null;
+  }
+
+  async getState(): Promise<State | null> {
+    const v = await this.db.get(bucketKey(Bucket.state));
+    return v ? fromBinary(StateSchema, v) : null;
+  }
+
+  async setDaHeights(height: bigint, headerDaHeight: bigint, dataDaHeight: bigint): Promise<void> {
+    const v = new Uint8Array(16);
+    v.set(heightBytes(headerDaHeight), 0);
+    v.set(heightBytes(dataDaHeight), 8);
+    await this.db.put(heightKey(Bucket.daHeights, height), v);
+  }
+
+  async getMetadata(key: string): Promise<Uint8Array | null> {
+    return (await this.db.get(stringKey(Bucket.metadata, key))) ?? null;
+  }
+
+  metadataOp(key: MetadataKey | string, value: Uint8Array): StoreOp {
+    return { type: 'put', key: stringKey(Bucket.metadata, key), value };
+  }
+
+  async setMetadata(key: MetadataKey | string, value: Uint8Array): Promise<void> {
+    await this.db.batch([this.metadataOp(key, value)]);
+  }
+
+  /** Reads many keys of a bucket in one call, in order; null where absent. */
+  async getMany(keys: Uint8Array[]): Promise<(Uint8Array | null)[]> {
+    return (await this.db.getMany(keys)).map((v) => v ?? null);
+  }
+
+  /** Reads one key of a bucket (executors keep their state in their own bucket). */
+  async getRaw(key: Uint8Array): Promise<Uint8Array | null> {
+    return (await this.db.get(key)) ?? null;
+  }
+
+  /** Closes the store; safe to call more than once. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.db.close();
+  }
+}
+
+export const decodeStoredBlock = (stored: StoredBlock): Block => fromBinary(BlockSchema, stored.bytes);
+
+export function emptyState(chainId: string, initialHeight: bigint): State {
+  return create(StateSchema, { chainId, initialHeight, lastBlockHeight: 0n });
+}
+
+function readPid(pidFile: string): number | null {
+  try {
+    const pid = Number.parseInt(readFileSync(pidFile, 'utf8').trim(), 10);
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,5 @@
+export * from './keys.js';
+export * from './block.js';
+export * from './gen/node/v1/types_pb.js';
+export * from './gen/node/v1/store_pb.js';
+export * from './gen/node/v1/config_pb.js';

@@ -1,0 +1,135 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const RUN_JS = fileURLToPath(new URL('../../bin/run.js', import.meta.url));
+
+/** Polls `check` until it returns a truthy value or the deadline passes. */
+export async function waitFor<T>(check: () => Promise<T | undefined | null | false> | T | undefined | null | false, what: string, timeoutMs = 15_000, intervalMs = 25): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastErr: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await check();
+      if (v) return v;
+    } catch (err) {
+      lastErr = err;
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+  throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}${lastErr ? `: ${(lastErr as Error).message}` : ''}`);
+}
+
+export function tempHome(prefix = 'noded-test-'): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `noded …` to completion. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 30_000): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [RUN_JS, ...args], { env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`noded ${args.join(' ')} did not finish in ${timeoutMs}ms\n${stderr}`));
+    }, timeoutMs);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** A `noded start` child process whose addresses are read from its JSON log. */
+export class Daemon {
+  stderr = '';
+  rpc = '';
+  status = '';
+  readonly exited: Promise<number | null>;
+  private constructor(readonly child: ChildProcess) {
+    child.stderr!.on('data', (d) => (this.stderr += d));
+    this.exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  /**
+   * Starts `noded start` on ephemeral ports (unless args set them) and waits for
+   * the "node started" line. Extra args go after the defaults, so they win.
+   */
+  static async start(home: string, args: string[] = [], opts: { wait?: boolean } = {}): Promise<Daemon> {
+    const child = spawn(
+      process.execPath,
+      [RUN_JS, 'start', '--home', home, '--node.rpc.address', '127.0.0.1:0', '--node.rpc.status_address', '127.0.0.1:0', '--node.log.format', 'json', ...args],
+      { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    child.stdout!.resume();
+    const d = new Daemon(child);
+    running.add(d);
+    if (opts.wait === false) return d;
+    await waitFor(
+      () => {
+        const line = d.stderr.split('\n').find((l) => l.includes('"node started"'));
+        if (!line) {
+          if (child.exitCode !== null) throw new Error(`noded start exited with ${child.exitCode}:\n${d.stderr}`);
+          return null;
+        }
+        const rec = JSON.parse(line);
+        d.rpc = `http://${rec.rpc}`;
+        d.status = `http://${rec.status}`;
+        return true;
+      },
+      'noded start to report "node started"',
+      20_000,
+    );
+    return d;
+  }
+
+  kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<number | null> {
+    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);
+    return this.exited;
+  }
+}
+
+const running = new Set<Daemon>();
+
+/** Kills every daemon a test started; call from afterEach/afterAll so none outlives a failing test. */
+export async function killAll(): Promise<void> {
+  await Promise.all([...running].map((d) => d.kill('SIGKILL')));
+  running.clear();
+}
+
+export async function getBlockJson(rpc: string, body: unknown): Promise<{ status: number; json: any; text: string }> {
+  const res = await fetch(`${rpc}/node.v1.StoreService/GetBlock`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json: any;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, json, text };
+}
+
+export async function latestHeight(rpc: string): Promise<number> {
+  const r = await getBlockJson(rpc, { height: 0 });
+  return r.status === 200 ? r.json.block.header.header.height : 0;
+}

@@ -1,0 +1,82 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { create, toBinary } from '@bufbuild/protobuf';
+import { BlockStore, decodeStoredBlock, emptyState } from '../../src/store/index.js';
+import { BlockSchema, Ed25519Key, StateSchema, buildBlock, headerHash } from '../../src/types/index.js';
+import { tempHome } from '../helpers/daemon.js';
+
+const signer = Ed25519Key.generate();
+const cleanups: Array<() => void | Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function openTemp() {
+  const home = tempHome();
+  cleanups.push(home.cleanup);
+  const store = await BlockStore.open(join(home.dir, 'store'));
+  cleanups.push(() => store.close());
+  return { store, dir: home.dir };
+}
+
+function makeBlock(height: bigint) {
+  return buildBlock({
+    chainId: 'c',
+    height,
+    time: height,
+    txs: [new TextEncoder().encode(`k${height}=v`)],
+    lastHeaderHash: new Uint8Array(32),
+    lastCommitHash: new Uint8Array(32),
+    lastDataHash: new Uint8Array(32),
+    appHash: new Uint8Array(32),
+    signer,
+  });
+}
+
+describe('BlockStore', () => {
+  it('commits a block with its state and finds it by height and by hash', async () => {
+    const { store } = await openTemp();
+    expect(store.height()).toBe(0n);
+    const b = makeBlock(1n);
+    const hash = headerHash(b.header!.header!);
+    await store.commitBlock(b, hash, create(StateSchema, { ...emptyState('c', 1n), lastBlockHeight: 1n }));
+    expect(store.height()).toBe(1n);
+    const stored = (await store.getBlock(1n))!;
+    expect(toBinary(BlockSchema, decodeStoredBlock(stored))).toEqual(toBinary(BlockSchema, b));
+    expect(await store.getHeightByHash(hash)).toBe(1n);
+    expect(await store.getBlock(2n)).toBeNull();
+    expect((await store.getState())!.lastBlockHeight).toBe(1n);
+  });
+
+  it('records DA heights per block', async () => {
+    const { store } = await openTemp();
+    const b = makeBlock(1n);
+    await store.commitBlock(b, headerHash(b.header!.header!), create(StateSchema, { lastBlockHeight: 1n }));
+    await store.setDaHeights(1n, 10n, 11n);
+    const stored = (await store.getBlock(1n))!;
+    expect([stored.headerDaHeight, stored.dataDaHeight]).toEqual([10n, 11n]);
+  });
+
+  it('resumes at the last committed height after reopening', async () => {
+    const home = tempHome();
+    cleanups.push(home.cleanup);
+    const path = join(home.dir, 'store');
+    const first = await BlockStore.open(path);
+    for (const h of [1n, 2n, 3n]) {
+      const b = makeBlock(h);
+      await first.commitBlock(b, headerHash(b.header!.header!), create(StateSchema, { lastBlockHeight: h }));
+    }
+    await first.close();
+    await first.close();
+    const again = await BlockStore.open(path);
+    cleanups.push(() => again.close());
+    expect(again.height()).toBe(3n);
+  });
+
+  it('names the process holding the lock', async () => {
+    const { dir } = await openTemp();
+    writeFileSync(join(dir, 'node.pid'), '4242\n');
+    await expect(BlockStore.open(join(dir, 'store'))).rejects.toThrow(/already in use by process 4242/);
+  });
+});
