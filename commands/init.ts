@@ -38,7 +38,7 @@ Refuses a directory that already holds a home unless --force is given; --force r
       throw err;
     }
     const p2pAddress = `/ip4/127.0.0.1/tcp/7676/p2p/${result.peerId}`;
-    this.log(`Initialised a ${result.aggregator ? 'aggregator' : 'full node'} home for chain ${result.chainId} in ${home}`);
+    this.log(`Initialised ${result.aggregator ? 'an aggregator' : 'a full node'} home for chain ${result.chainId} in ${home}`);
     for (const path of result.created) this.log(`  created ${path}`);
     this.log(`P2P address: ${p2pAddress} (use your public IP in place of 127.0.0.1)`);
     this.log(`Start it with: noded start${flags.home ? ` --home ${home}` : ''}`);

@@ -1,6 +1,7 @@
 import { request } from 'undici';
 import { fromJson } from '@bufbuild/protobuf';
 import { GetBlockResponseSchema, type GetBlockResponse } from '../types/index.js';
+import { parseJsonExact } from '../util/index.js';
 
 /** Nothing answers at the node's address: the message says where and what to check. */
 export class NodeUnreachableError extends Error {
@@ -95,7 +96,7 @@ export class NodeClient {
   async getBlock(selector: BlockSelector): Promise<{ raw: string; response: GetBlockResponse }> {
     const body = 'hash' in selector ? { hash: Buffer.from(selector.hash).toString('base64') } : { height: selector.height.toString() };
     const raw = await this.callJson('/node.v1.StoreService/GetBlock', body);
-    return { raw, response: fromJson(GetBlockResponseSchema, JSON.parse(raw)) };
+    return { raw, response: fromJson(GetBlockResponseSchema, parseJsonExact(raw) as never) };
   }
 
   /** A metadata value, or null when the key is not set. */
@@ -138,9 +139,10 @@ export interface NodeStatusReport {
 
 /** Gathers the status report from a running node's endpoints. */
 export async function fetchNodeStatus(client: NodeClient, now = Date.now()): Promise<NodeStatusReport> {
-  const [status, live, ready, daIncluded] = await Promise.all([
+  // The RPC listener first, so a node that is not running is reported by its RPC address.
+  const live = await client.health('live');
+  const [status, ready, daIncluded] = await Promise.all([
     client.status(),
-    client.health('live'),
     client.health('ready'),
     client.getMetadata('da_included_height'),
   ]);

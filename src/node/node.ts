@@ -1,7 +1,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Config } from '../config/index.js';
 import { daNamespace, dataNamespace } from '../config/index.js';
-import { KvExecutor, Mempool } from '../exec/index.js';
+import { KvExecutor, Mempool, TxRejectedError } from '../exec/index.js';
 import { readHome, type Home } from '../home/index.js';
 import type { Logger } from '../log/index.js';
 import { RpcServer, StatusServer, listen, MAX_REQUEST_BYTES, type CheckResult, type HealthReport, type Listener, type RpcBackend } from '../rpc/index.js';
@@ -187,7 +187,12 @@ function createBackend(
     bestKnownHeight: () => node()?.bestKnownHeight() ?? chain.height,
     health: () => node()?.health() ?? { live: { ok: true }, ready: { ok: false, reason: 'starting' }, checks: {} },
     mempoolSize: () => mempool.size,
-    submitTx: (tx) => executor.submitTx(tx),
+    submitTx: (tx) => {
+      if (!opts.config.node.aggregator) {
+        throw new TxRejectedError('this node is a full node and does not produce blocks; send txs to the aggregator', 503);
+      }
+      executor.submitTx(tx);
+    },
     kv: { get: (key) => executor.get(key) },
   };
 }

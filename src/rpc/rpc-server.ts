@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import { fromBinary, toBinary, type DescMessage } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { TxRejectedError } from '../exec/index.js';
@@ -18,6 +19,7 @@ type Res = ServerResponse | Http2ServerResponse;
 export const MAX_REQUEST_BYTES = 1024 * 1024;
 
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
+const PROTO_TYPE = /^application\/proto\s*(;|$)/i;
 
 function sendJson(res: Res, status: number, body: string): void {
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
@@ -30,6 +32,14 @@ function sendText(res: Res, status: number, body: string): void {
 }
 
 const errorJson = (message: string) => JSON.stringify({ error: message });
+
+function decodeProto(schema: DescMessage, body: Uint8Array) {
+  try {
+    return fromBinary(schema, body);
+  } catch (err) {
+    throw new ConnectError(`request body is not a valid ${schema.typeName} in binary protobuf: ${(err as Error).message}`, Code.InvalidArgument);
+  }
+}
 
 /**
  * The RPC listener (127.0.0.1:7331): the Connect services, health, and the kv
@@ -67,8 +77,9 @@ export class RpcServer {
   private async handle(req: Req, res: Res): Promise<void> {
     const path = (req.url ?? '/').split('?')[0]!;
     const route = this.routes.get(path);
-    if (route && req.method === 'POST' && JSON_TYPE.test(String(req.headers['content-type'] ?? ''))) {
-      return this.unaryJson(route, req, res);
+    const contentType = String(req.headers['content-type'] ?? '');
+    if (route && req.method === 'POST' && (JSON_TYPE.test(contentType) || PROTO_TYPE.test(contentType))) {
+      return this.unary(route, JSON_TYPE.test(contentType) ? 'json' : 'proto', req, res);
     }
     if (path.startsWith('/node.v1.')) return this.connect(req as IncomingMessage, res as ServerResponse);
     if (path === '/health/live' || path === '/health/ready') return this.health(path, req, res);
@@ -77,14 +88,22 @@ export class RpcServer {
     sendText(res, 404, `no route ${req.method} ${path}\n`);
   }
 
-  private async unaryJson(route: UnaryRoute, req: Req, res: Res): Promise<void> {
+  /**
+   * Connect unary over JSON or binary protobuf. Answered here rather than by
+   * connect-node so JSON follows the spec's shape and a body that does not
+   * decode is invalid_argument (connect-node reports it as internal).
+   */
+  private async unary(route: UnaryRoute, codec: 'json' | 'proto', req: Req, res: Res): Promise<void> {
     try {
       const body = await readBody(req, MAX_REQUEST_BYTES).catch((err) => {
         throw err instanceof BodyTooLargeError ? new ConnectError(err.message, Code.ResourceExhausted) : err;
       });
-      const input = parseSpecJsonRequest(route.input, body);
+      const input = codec === 'json' ? parseSpecJsonRequest(route.input, body) : decodeProto(route.input, body);
       const output = await route.call(input as never);
-      sendJson(res, 200, writeSpecJson(route.output, output as never));
+      if (codec === 'json') return sendJson(res, 200, writeSpecJson(route.output, output as never));
+      const bytes = toBinary(route.output, output as never);
+      res.writeHead(200, { 'content-type': 'application/proto', 'content-length': bytes.length });
+      res.end(bytes);
     } catch (err) {
       if (!(err instanceof ConnectError)) throw err;
       const { status, body } = connectErrorJson(err);

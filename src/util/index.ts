@@ -21,3 +21,33 @@ export const nowNanos = (): bigint => BigInt(Date.now()) * 1_000_000n;
 
 export const toBase64 = (b: Uint8Array) => Buffer.from(b).toString('base64');
 export const toHex = (b: Uint8Array) => Buffer.from(b).toString('hex');
+
+/**
+ * JSON.parse that keeps integers beyond 2^53 exact by turning them into strings
+ * (which proto3 JSON readers accept for 64-bit fields). The node writes 64-bit
+ * integers as JSON numbers, and nanosecond times are larger than a double holds.
+ */
+export function parseJsonExact(text: string): unknown {
+  let out = '';
+  let last = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if ((c >= 0x30 && c <= 0x39) || c === 0x2d) {
+      let j = i + 1;
+      while (j < text.length && /[0-9.eE+-]/.test(text[j]!)) j++;
+      const token = text.slice(i, j);
+      if (/^-?\d{16,}$/.test(token) && !Number.isSafeInteger(Number(token))) {
+        out += text.slice(last, i) + `"${token}"`;
+        last = j;
+      }
+      i = j - 1;
+    }
+  }
+  return JSON.parse(out + text.slice(last));
+}

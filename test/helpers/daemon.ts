@@ -74,7 +74,7 @@ export class Daemon {
   static async start(home: string, args: string[] = [], opts: { wait?: boolean } = {}): Promise<Daemon> {
     const child = spawn(
       process.execPath,
-      [RUN_JS, 'start', '--home', home, '--node.rpc.address', '127.0.0.1:0', '--node.rpc.status_address', '127.0.0.1:0', '--node.log.format', 'json', ...args],
+      [RUN_JS, 'start', '--home', home, ...defaultStartArgs(args), ...args],
       { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     child.stdout!.resume();
@@ -107,6 +107,16 @@ export class Daemon {
 
 const running = new Set<Daemon>();
 
+/** Ephemeral ports and JSON logs, for each of those flags the caller did not give itself. */
+function defaultStartArgs(args: string[]): string[] {
+  const defaults: Array<[string, string]> = [
+    ['--node.rpc.address', '127.0.0.1:0'],
+    ['--node.rpc.status_address', '127.0.0.1:0'],
+    ['--node.log.format', 'json'],
+  ];
+  return defaults.filter(([flag]) => !args.includes(flag)).flat();
+}
+
 /** Kills every daemon a test started; call from afterEach/afterAll so none outlives a failing test. */
 export async function killAll(): Promise<void> {
   await Promise.all([...running].map((d) => d.kill('SIGKILL')));
@@ -132,4 +142,17 @@ export async function getBlockJson(rpc: string, body: unknown): Promise<{ status
 export async function latestHeight(rpc: string): Promise<number> {
   const r = await getBlockJson(rpc, { height: 0 });
   return r.status === 200 ? r.json.block.header.header.height : 0;
+}
+
+/** A TCP port free right now on 127.0.0.1 (for configs that must name a port before start). */
+export async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
 }
