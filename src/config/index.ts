@@ -3,7 +3,7 @@ export { configSchema, defaultConfig, type Config, type ConfigKind, type ConfigP
 export { configKeys, type ConfigKey } from './keys.js';
 export { loadConfig, parseConfigText, type ConfigFlags, type LoadConfigOptions } from './load.js';
 export { ConfigError, type ConfigErrorCode } from './errors.js';
-export { renderNodeYml, type ConfigOverrides } from './render.js';
+export { renderConfigTable, renderNodeYml, type ConfigOverrides } from './render.js';
 export { DEV_HOME, homePaths, resolveHome, resolveHomePath, type HomePaths } from './home.js';
 export { DURATION_FORM, formatDuration, parseDuration } from './duration.js';
 export { parseHostPort, parsePeerList, type HostPort } from './address.js';

@@ -55,3 +55,12 @@ export function renderNodeYml(overrides: ConfigOverrides = {}): string {
   parseConfigText(text, 'node.yml (rendered)');
   return text;
 }
+
+/** The README's table of config keys: key, flag / env, default, meaning. */
+export function renderConfigTable(): string {
+  const escape = (s: string) => s.replace(/\|/g, '\\|');
+  const rows = configKeys().map(
+    (k) => `| \`${k.path}\` | \`--${k.flag}\`<br>\`${k.env}\` | \`${showDefault(k)}\` | ${escape(k.description)}${k.options ? ` (${k.options.join(' \\| ')})` : ''} |`,
+  );
+  return ['| key | flag / env | default | meaning |', '|---|---|---|---|', ...rows].join('\n');
+}
