@@ -141,6 +141,11 @@ export class Node {
     return this.chain.height;
   }
 
+  /** True once close() has begun: the node takes no new txs, since it would not commit them. */
+  get isClosing(): boolean {
+    return this.closing !== null;
+  }
+
   /** Stops production, then closes listeners and the store; safe to call more than once. */
   close(): Promise<void> {
     this.closing ??= (async () => {
@@ -188,6 +193,7 @@ function createBackend(
     health: () => node()?.health() ?? { live: { ok: true }, ready: { ok: false, reason: 'starting' }, checks: {} },
     mempoolSize: () => mempool.size,
     submitTx: (tx) => {
+      if (node()?.isClosing) throw new TxRejectedError('node shutting down; send the tx again once it is back', 503);
       if (!opts.config.node.aggregator) {
         throw new TxRejectedError('this node is a full node and does not produce blocks; send txs to the aggregator', 503);
       }

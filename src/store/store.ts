@@ -143,10 +143,18 @@ export function emptyState(chainId: string, initialHeight: bigint): State {
 }
 
 function readPid(pidFile: string): number | null {
+  let pid: number;
   try {
-    const pid = Number.parseInt(readFileSync(pidFile, 'utf8').trim(), 10);
-    return Number.isInteger(pid) && pid > 0 ? pid : null;
+    pid = Number.parseInt(readFileSync(pidFile, 'utf8').trim(), 10);
   } catch {
     return null;
+  }
+  if (!Number.isInteger(pid) || pid <= 0) return null;
+  // A pid file left by a killed node names a process that is gone: say nothing rather than blame it.
+  try {
+    process.kill(pid, 0);
+    return pid;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM' ? pid : null;
   }
 }

@@ -76,7 +76,10 @@ describe('BlockStore', () => {
 
   it('names the process holding the lock', async () => {
     const { dir } = await openTemp();
-    writeFileSync(join(dir, 'node.pid'), '4242\n');
-    await expect(BlockStore.open(join(dir, 'store'))).rejects.toThrow(/already in use by process 4242/);
+    writeFileSync(join(dir, 'node.pid'), `${process.pid}\n`);
+    await expect(BlockStore.open(join(dir, 'store'))).rejects.toThrow(`already in use by process ${process.pid}`);
+    // A stale pid file (its process gone) is not blamed.
+    writeFileSync(join(dir, 'node.pid'), '2147483646\n');
+    await expect(BlockStore.open(join(dir, 'store'))).rejects.toThrow(/already in use by another process/);
   });
 });
