@@ -7,6 +7,9 @@ import { runDaemon } from '../src/node/index.js';
 import { NodedCommand } from '../cli/base.js';
 import { configFlags, givenConfigFlags } from '../cli/config-flags.js';
 
+/** node.yml values of a devnet home: the built-in DA, with a DA block every 2 s. */
+const DEVNET_CONFIG = { 'da.local': true, 'da.block_time': '2s' } as const;
+
 export default class Start extends NodedCommand {
   static summary = 'Run the node in the foreground: produce or follow blocks and serve the RPC, health and status endpoints.';
   static description = `Reads config/node.yml of the home, then NODED_<SECTION>_<KEY> environment variables, then --node.<section>.<key> flags (each overriding the previous). Logs go to stderr. SIGINT or SIGTERM shuts down cleanly (exit 0); a second signal exits at once.
@@ -19,7 +22,14 @@ export default class Start extends NodedCommand {
     { description: 'A second node on one machine', command: 'NODED_HOME=/srv/node2 <%= config.bin %> <%= command.id %> --node.rpc.address 127.0.0.1:7332 --node.rpc.status_address 127.0.0.1:26667' },
   ];
   static flags = {
-    dev: Flags.boolean({ description: 'Run a devnet in ~/.node-devnet (or --home), initialising it as an aggregator on first use', default: false }),
+    dev: Flags.boolean({
+      description: 'Run a devnet in ~/.node-devnet (or --home), initialising it as an aggregator on first use; serves the built-in DA (da.local) unless --no-node.da.local',
+      default: false,
+    }),
+    'node.clear_cache': Flags.boolean({
+      description: 'Empty data/cache before starting (the DA-inclusion cache and pending-submission records; rebuilt from the store and DA)',
+      default: false,
+    }),
     ...configFlags(),
   };
 
@@ -28,7 +38,7 @@ export default class Start extends NodedCommand {
     const home = resolveHome(flags.home ?? (flags.dev ? DEV_HOME : undefined));
     if (flags.dev && !homeExists(home)) {
       try {
-        initHome({ home, chainId: 'noded-devnet', aggregator: true, force: false });
+        initHome({ home, chainId: 'noded-devnet', aggregator: true, force: false, config: DEVNET_CONFIG });
       } catch (err) {
         if (err instanceof HomeError) this.fail(err.message, err.code);
         throw err;
@@ -40,7 +50,10 @@ export default class Start extends NodedCommand {
     }
     let config;
     try {
-      config = loadConfig({ home, flags: givenConfigFlags(flags) });
+      const given = givenConfigFlags(flags);
+      // A devnet posts to the DA it serves itself, whatever an older devnet home says.
+      if (flags.dev && given['da.local'] === undefined) given['da.local'] = true;
+      config = loadConfig({ home, flags: given });
     } catch (err) {
       if (err instanceof ConfigError) this.fail(err.message, err.code);
       throw err;
@@ -48,7 +61,7 @@ export default class Start extends NodedCommand {
     const logger = createLogger({ level: config.log.level, format: config.log.format });
     let exitCode: number;
     try {
-      exitCode = await runDaemon({ home, config, logger, version: this.config.version });
+      exitCode = await runDaemon({ home, config, logger, version: this.config.version, clearCache: flags['node.clear_cache'] });
     } catch (err) {
       const e = err as Error & { code?: string };
       this.fail(e.message, typeof e.code === 'string' ? e.code : 'START_FAILED');

@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, readdirSync } from 'node:fs';
-import { homePaths, renderNodeYml, type HomePaths } from '../config/index.js';
+import { homePaths, renderNodeYml, type ConfigOverrides, type HomePaths } from '../config/index.js';
 import { Ed25519Key, libp2pPeerId } from '../types/index.js';
 
 export interface Genesis {
@@ -108,6 +108,8 @@ export interface InitOptions {
   force: boolean;
   /** Genesis start time; now by default. */
   now?: Date;
+  /** node.yml values other than the defaults. */
+  config?: ConfigOverrides;
 }
 
 export interface InitResult {
@@ -142,7 +144,7 @@ export function initHome(opts: InitOptions): InitResult {
   const nodeKey = Ed25519Key.generate();
   const peerId = libp2pPeerId(nodeKey.publicKey);
 
-  writeFileSync(paths.configFile, renderNodeYml({ 'node.aggregator': opts.aggregator }));
+  writeFileSync(paths.configFile, renderNodeYml({ ...opts.config, 'node.aggregator': opts.aggregator }));
   created.push(paths.configFile);
   const genesis = {
     chain_id: opts.chainId,

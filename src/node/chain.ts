@@ -2,7 +2,7 @@ import { create } from '@bufbuild/protobuf';
 import type { Logger } from '../log/index.js';
 import type { Executor } from '../exec/index.js';
 import type { BlockStore } from '../store/index.js';
-import { StateSchema, buildBlock, commitHash, fullDataHash, headerHash, type Block, type Ed25519Key, type State } from '../types/index.js';
+import { StateSchema, buildBlock, commitHash, fullDataHash, headerHash, validateBlock, InvalidBlockError, type Block, type Ed25519Key, type State } from '../types/index.js';
 import type { Genesis } from '../home/index.js';
 
 export type BlockListener = (block: Block, hash: Uint8Array) => void;
@@ -58,15 +58,19 @@ export class Chain {
     };
   }
 
+  /** The height the next block must have. */
+  get nextHeight(): bigint {
+    return this.state.lastBlockHeight === 0n ? this.genesis.initialHeight : this.state.lastBlockHeight + 1n;
+  }
+
   /** Builds, executes, signs and commits the next block with `txs`. */
   async produce(txs: Uint8Array[], timeNanos: bigint, signer: Ed25519Key): Promise<Block> {
     const prev = this.state;
-    const height = prev.lastBlockHeight === 0n ? this.genesis.initialHeight : prev.lastBlockHeight + 1n;
     // Block times strictly increase even if the wall clock steps back.
     const time = timeNanos > prev.lastBlockTime ? timeNanos : prev.lastBlockTime + 1n;
     const block = buildBlock({
       chainId: prev.chainId,
-      height,
+      height: this.nextHeight,
       time,
       txs,
       lastHeaderHash: prev.lastHeaderHash,
@@ -75,21 +79,56 @@ export class Chain {
       appHash: prev.appHash,
       signer,
     });
-    const result = await this.executor.executeTxs(txs, height, time, prev.appHash);
-    const hash = headerHash(block.header!.header!);
+    await this.execute(block);
+    return block;
+  }
+
+  /**
+   * Validates a block received from DA or a peer against the chain (signature,
+   * proposer, height, links, data hash, state root), executes and commits it,
+   * with its DA heights when known. Throws InvalidBlockError saying which check failed.
+   */
+  async apply(block: Block, daHeights?: { header: bigint; data: bigint }): Promise<void> {
+    const prev = this.state;
+    validateBlock(block, {
+      chainId: prev.chainId,
+      height: this.nextHeight,
+      proposerAddress: this.genesis.proposerAddress,
+      lastHeaderHash: prev.lastHeaderHash,
+    });
+    const header = block.header!.header!;
+    const metadata = block.data!.metadata;
+    if (metadata && (metadata.height !== header.height || metadata.chainId !== header.chainId)) {
+      throw new InvalidBlockError(header.height, 'data metadata does not match the header (height or chain id)');
+    }
+    if (Buffer.compare(header.appHash, prev.appHash) !== 0) {
+      throw new InvalidBlockError(
+        header.height,
+        `app_hash ${Buffer.from(header.appHash).toString('hex')} is not this node's state root ${Buffer.from(prev.appHash).toString('hex')}: execution layer out of sync`,
+      );
+    }
+    await this.execute(block, daHeights);
+  }
+
+  private async execute(block: Block, daHeights?: { header: bigint; data: bigint }): Promise<void> {
+    const prev = this.state;
+    const header = block.header!.header!;
+    const result = await this.executor.executeTxs(block.data!.txs, header.height, header.time, prev.appHash);
+    const hash = headerHash(header);
     const next = create(StateSchema, {
       ...prev,
-      lastBlockHeight: height,
-      lastBlockTime: time,
+      lastBlockHeight: header.height,
+      lastBlockTime: header.time,
       appHash: result.stateRoot,
       lastHeaderHash: hash,
       lastDataHash: fullDataHash(block.data!),
       lastCommitHash: commitHash(block.header!.signature),
     });
-    await this.store.commitBlock(block, hash, next, result.storeOps);
+    const ops = [...(result.storeOps ?? [])];
+    if (daHeights) ops.push(this.store.daHeightsOp(header.height, daHeights.header, daHeights.data));
+    await this.store.commitBlock(block, hash, next, ops);
     this.state = next;
     this.lastCommitAt = Date.now();
     for (const l of this.listeners) l(block, hash);
-    return block;
   }
 }

@@ -7,6 +7,7 @@ export interface DaemonOptions {
   config: Config;
   logger: Logger;
   version: string;
+  clearCache?: boolean;
   /** Called once every listener is bound and production has started. */
   onReady?: (node: Node) => void;
 }

@@ -1,6 +1,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Config } from '../config/index.js';
 import { daNamespace, dataNamespace } from '../config/index.js';
+import { DaCache, DaClient, DaRetriever, DaSubmitter, LocalDa, clearCache, type DaActivity, type DaNamespaces } from '../da/index.js';
 import { KvExecutor, Mempool, TxRejectedError } from '../exec/index.js';
 import { readHome, type Home } from '../home/index.js';
 import type { Logger } from '../log/index.js';
@@ -14,10 +15,36 @@ export interface NodeOptions {
   config: Config;
   logger: Logger;
   version: string;
+  /** Empty data/cache before starting (`start --node.clear_cache`). */
+  clearCache?: boolean;
+}
+
+/** A loop the node runs until its signal aborts. */
+interface BackgroundService {
+  start(signal: AbortSignal, onFatal: (err: Error) => void): void;
+  stopped(): Promise<void>;
+}
+
+/** Everything `init()` builds, in the order it builds them. */
+interface NodeComponents {
+  home: Home;
+  store: BlockStore;
+  localDa: LocalDa | null;
+  da: DaClient;
+  namespaces: DaNamespaces;
+  mempool: Mempool;
+  executor: KvExecutor;
+  chain: Chain;
+  producer: BlockProducer | null;
+  submitter: DaSubmitter | null;
+  retriever: DaRetriever | null;
+  listeners: { rpc: Listener; status: Listener };
 }
 
 /** How many block times an aggregator may go without a block before it is not ready. */
 const PRODUCTION_STALL_BLOCKS = 5;
+/** Largest share of a DA blob a block's txs may take; the rest is header and framing. */
+const BLOB_OVERHEAD_BYTES = 4096;
 
 /**
  * The daemon's components, built in order by `init()` and closed in reverse by
@@ -30,13 +57,7 @@ export class Node {
 
   private constructor(
     readonly opts: NodeOptions,
-    readonly home: Home,
-    readonly store: BlockStore,
-    readonly mempool: Mempool,
-    readonly executor: KvExecutor,
-    readonly chain: Chain,
-    private readonly producer: BlockProducer | null,
-    readonly listeners: { rpc: Listener; status: Listener },
+    readonly c: NodeComponents,
     private readonly closers: Array<() => Promise<void> | void>,
   ) {}
 
@@ -61,12 +82,57 @@ export class Node {
       closers.push(() => store.close());
       writeFileSync(home.paths.pidFile, `${process.pid}\n`);
       closers.push(() => removePidFile(home.paths.pidFile));
+      if (opts.clearCache) {
+        clearCache(home.paths.cacheDir);
+        logger.info({ dir: home.paths.cacheDir }, 'cleared the cache');
+      }
+
+      const daAddress = new URL(config.da.address);
+      const localDa = config.da.local
+        ? await LocalDa.start({
+            dir: home.paths.localDaDir,
+            listen: `${daAddress.hostname}:${daAddress.port || 80}`,
+            blockTimeMs: config.da.block_time,
+            authToken: config.da.auth_token || undefined,
+            maxBlobSize: config.da.max_blob_size,
+            logger: logger.child({ module: 'local-da' }),
+            flag: 'node.da.address',
+          })
+        : null;
+      if (localDa) closers.push(() => localDa.close());
+      const da = new DaClient({ address: localDa?.address ?? config.da.address, authToken: config.da.auth_token, requestTimeoutMs: config.da.request_timeout });
+      closers.push(() => da.close());
+      const nsName = config.da.namespace || home.genesis.chainId;
+      const namespaces = { header: daNamespace(nsName), data: dataNamespace(nsName) };
+      const cache = new DaCache(home.paths.cacheDir, logger.child({ module: 'da' }));
 
       const mempool = new Mempool({ maxTxs: config.node.mempool_max_txs, maxTxBytes: MAX_REQUEST_BYTES });
-      const executor = new KvExecutor(store, mempool);
+      const executor = new KvExecutor(store, mempool, config.da.max_blob_size - BLOB_OVERHEAD_BYTES);
       await executor.load();
       const chain = await Chain.load(store, executor, home.genesis, logger.child({ module: 'chain' }));
-      const producer = config.node.aggregator
+
+      const daRetryMaxMs = Math.min(30_000, Math.max(1000, 5 * config.da.block_time));
+      const aggregator = config.node.aggregator;
+      const submitter = aggregator
+        ? new DaSubmitter(
+            store,
+            da,
+            cache,
+            namespaces,
+            executor,
+            {
+              chainId: home.genesis.chainId,
+              maxBlobSize: config.da.max_blob_size,
+              gasPrice: config.da.gas_price,
+              gasMultiplier: config.da.gas_multiplier,
+              retryBaseMs: Math.min(250, config.da.block_time),
+              retryMaxMs: daRetryMaxMs,
+            },
+            logger.child({ module: 'da-submitter' }),
+          )
+        : null;
+      if (submitter) chain.onBlock(() => submitter.notify());
+      const producer = aggregator
         ? new BlockProducer(
             chain,
             executor,
@@ -76,28 +142,52 @@ export class Node {
               lazyMode: config.node.lazy_mode,
               lazyBlockIntervalMs: config.node.lazy_block_interval,
               pendingTxs: () => mempool.size,
+              pendingBlocks: () => store.height() - store.daIncludedHeight(),
+              maxPendingBlocks: config.node.max_pending_blocks,
             },
             logger.child({ module: 'producer' }),
           )
         : null;
+      const lastApplied = chain.height > 0n ? await store.getBlock(chain.height) : null;
+      const retriever = aggregator
+        ? null
+        : new DaRetriever(
+            da,
+            cache,
+            namespaces,
+            chain,
+            {
+              chainId: home.genesis.chainId,
+              startDaHeight: home.genesis.daStartHeight,
+              lastAppliedDaHeight: lastApplied?.headerDaHeight ?? 0n,
+              pollMs: Math.max(10, Math.min(1000, Math.floor(config.da.block_time / 2))),
+              retryMaxMs: daRetryMaxMs,
+            },
+            logger.child({ module: 'da-retriever' }),
+          );
 
       // The backend reads `node` lazily: the servers bind before the Node object exists.
       let node: Node | undefined;
-      const backend = createBackend(() => node, opts, home, store, chain, mempool, executor);
-      const rpcLogger = logger.child({ module: 'rpc' });
-      const rpc = await listen(config.rpc.address, new RpcServer(backend, rpcLogger).handler, 'node.rpc.address');
+      const parts = { home, store, chain, mempool, executor, namespaces };
+      const backend = createBackend(() => node, opts, parts);
+      const rpc = await listen(config.rpc.address, new RpcServer(backend, logger.child({ module: 'rpc' })).handler, 'node.rpc.address');
       closers.push(() => rpc.close());
       const status = await listen(config.rpc.status_address, new StatusServer(backend).handler, 'node.rpc.status_address');
       closers.push(() => status.close());
 
-      node = new Node(opts, home, store, mempool, executor, chain, producer, { rpc, status }, closers);
+      node = new Node(
+        opts,
+        { ...parts, localDa, da, producer, submitter, retriever, listeners: { rpc, status } },
+        closers,
+      );
       logger.info(
         {
           chainId: home.genesis.chainId,
           height: Number(chain.height),
-          role: config.node.aggregator ? 'aggregator' : 'full node',
+          role: aggregator ? 'aggregator' : 'full node (DA-only sync)',
           rpc: `${rpc.address.host}:${rpc.address.port}`,
           status: `${status.address.host}:${status.address.port}`,
+          da: localDa ? `${localDa.address} (built-in)` : config.da.address,
         },
         'node started',
       );
@@ -108,27 +198,59 @@ export class Node {
     }
   }
 
-  get signal(): AbortSignal {
-    return this.controller.signal;
+  get chain(): Chain {
+    return this.c.chain;
   }
 
-  /** Starts block production; `onFatal` hears of an error the node cannot go on after. */
+  get listeners() {
+    return this.c.listeners;
+  }
+
+  get store(): BlockStore {
+    return this.c.store;
+  }
+
+  get executor(): KvExecutor {
+    return this.c.executor;
+  }
+
+  private get services(): BackgroundService[] {
+    return [this.c.submitter, this.c.retriever, this.c.producer].filter((s): s is NonNullable<typeof s> => s !== null);
+  }
+
+  /** Starts production, DA submission or DA sync; `onFatal` hears of an error the node cannot go on after. */
   start(onFatal: (err: Error) => void): void {
-    this.producer?.start(this.controller.signal, onFatal);
+    for (const service of this.services) service.start(this.controller.signal, onFatal);
+  }
+
+  /** What the node last heard from DA, from whichever component talks to it. */
+  daActivity(): DaActivity {
+    return (this.c.submitter ?? this.c.retriever)!.activity;
   }
 
   health(): HealthReport {
-    const cfg = this.opts.config.node;
+    const cfg = this.opts.config;
     const checks: Record<string, CheckResult> = {};
     const height = this.chain.height;
     checks.blocks = height > 0n ? { ok: true } : { ok: false, reason: 'no blocks yet' };
-    if (this.producer) {
-      const stallMs = PRODUCTION_STALL_BLOCKS * cfg.block_time + (cfg.lazy_mode ? cfg.lazy_block_interval : 0);
+    const producer = this.c.producer;
+    if (producer) {
+      const stallMs = PRODUCTION_STALL_BLOCKS * cfg.node.block_time + (cfg.node.lazy_mode ? cfg.node.lazy_block_interval : 0);
       const since = Date.now() - (this.chain.lastCommitAt || this.startedAt);
-      checks.producing = since <= stallMs ? { ok: true } : { ok: false, reason: `aggregator has not produced a block for ${(since / 1000).toFixed(1)}s` };
+      checks.producing = producer.pausedReason
+        ? { ok: false, reason: producer.pausedReason }
+        : since <= stallMs
+          ? { ok: true }
+          : { ok: false, reason: `aggregator has not produced a block for ${(since / 1000).toFixed(1)}s` };
     }
     const best = this.bestKnownHeight();
     checks.sync = height >= best ? { ok: true } : { ok: false, reason: `behind best-known height ${best} by ${best - height} blocks` };
+    const da = this.daActivity();
+    const quietMs = Date.now() - Math.max(da.lastSuccessAt, this.startedAt);
+    checks.da =
+      da.lastError && quietMs > cfg.da.request_timeout && da.lastError.reason !== 'already_in_mempool' && da.lastError.reason !== 'too_big'
+        ? { ok: false, reason: `DA unreachable for ${(quietMs / 1000).toFixed(0)}s: ${da.lastError.message}` }
+        : { ok: true };
     const failed = Object.values(checks).find((c) => !c.ok);
     return {
       live: this.closing ? { ok: false, reason: 'shutting down' } : { ok: true },
@@ -138,7 +260,12 @@ export class Node {
   }
 
   bestKnownHeight(): bigint {
-    return this.chain.height;
+    const seen = this.c.retriever?.bestSeenHeight() ?? 0n;
+    return seen > this.chain.height ? seen : this.chain.height;
+  }
+
+  catchingUp(): boolean {
+    return this.chain.height < this.bestKnownHeight() || (this.c.retriever?.catchingUp() ?? false);
   }
 
   /** True once close() has begun: the node takes no new txs, since it would not commit them. */
@@ -146,11 +273,11 @@ export class Node {
     return this.closing !== null;
   }
 
-  /** Stops production, then closes listeners and the store; safe to call more than once. */
+  /** Stops production and DA work, then closes listeners, DA and the store; safe to call more than once. */
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.controller.abort(new Error('node shutting down'));
-      await this.producer?.stopped();
+      for (const service of this.services.reverse()) await service.stopped();
       for (const close of this.closers.reverse()) await close();
       this.opts.logger.info({ height: Number(this.chain.height) }, 'node stopped');
     })();
@@ -169,13 +296,10 @@ function removePidFile(pidFile: string): void {
 function createBackend(
   node: () => Node | undefined,
   opts: NodeOptions,
-  home: Home,
-  store: BlockStore,
-  chain: Chain,
-  mempool: Mempool,
-  executor: KvExecutor,
+  parts: Pick<NodeComponents, 'home' | 'store' | 'chain' | 'mempool' | 'executor' | 'namespaces'>,
 ): RpcBackend {
-  const nsName = opts.config.da.namespace || home.genesis.chainId;
+  const { home, store, chain, mempool, executor, namespaces } = parts;
+  const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
   return {
     chainId: home.genesis.chainId,
     version: opts.version,
@@ -183,13 +307,14 @@ function createBackend(
     store,
     signer: home.signer,
     nodeKey: { publicKey: home.nodeKey.key.publicKey, peerId: home.nodeKey.peerId },
-    namespaces: { header: Buffer.from(daNamespace(nsName)).toString('hex'), data: Buffer.from(dataNamespace(nsName)).toString('hex') },
+    namespaces: { header: hex(namespaces.header), data: hex(namespaces.data) },
     genesisDaHeight: home.genesis.daStartHeight,
     p2pListenAddress: opts.config.p2p.listen_address,
     statusAddress: opts.config.rpc.status_address,
     startedAt: Date.now(),
     state: () => chain.currentState,
     bestKnownHeight: () => node()?.bestKnownHeight() ?? chain.height,
+    catchingUp: () => node()?.catchingUp() ?? false,
     health: () => node()?.health() ?? { live: { ok: true }, ready: { ok: false, reason: 'starting' }, checks: {} },
     mempoolSize: () => mempool.size,
     submitTx: (tx) => {

@@ -10,6 +10,10 @@ export interface ProducerOptions {
   lazyBlockIntervalMs: number;
   /** How many txs are waiting; lazy mode produces when this is above zero. */
   pendingTxs: () => number;
+  /** Blocks produced but not yet included on DA. */
+  pendingBlocks: () => bigint;
+  /** At this many pending blocks production pauses (0 = no cap). */
+  maxPendingBlocks: number;
 }
 
 /**
@@ -18,6 +22,8 @@ export interface ProducerOptions {
  */
 export class BlockProducer {
   private loop: Promise<void> | null = null;
+  /** Set while production waits for DA to catch up; the reason health reports. */
+  pausedReason: string | null = null;
 
   constructor(
     private readonly chain: Chain,
@@ -39,6 +45,24 @@ export class BlockProducer {
     await this.loop;
   }
 
+  /** Checks the pending cap, logging once when production halts and once when it resumes. */
+  private atPendingCap(): boolean {
+    const { maxPendingBlocks } = this.opts;
+    const pending = this.opts.pendingBlocks();
+    const atCap = maxPendingBlocks > 0 && pending >= BigInt(maxPendingBlocks);
+    if (atCap && !this.pausedReason) {
+      this.pausedReason = `production paused: ${pending} blocks pending DA inclusion (cap ${maxPendingBlocks})`;
+      this.logger.warn(
+        { code: 'PRODUCTION_PAUSED', pending: Number(pending), maxPendingBlocks },
+        `block production halted until DA catches up: ${pending} of ${maxPendingBlocks} blocks are waiting for DA inclusion (node.max_pending_blocks)`,
+      );
+    } else if (!atCap && this.pausedReason) {
+      this.pausedReason = null;
+      this.logger.info({ pending: Number(pending) }, 'block production resumed: DA caught up');
+    }
+    return atCap;
+  }
+
   private async run(signal: AbortSignal): Promise<void> {
     const { blockTimeMs, lazyMode, lazyBlockIntervalMs } = this.opts;
     let lastBlockAt = Date.now();
@@ -48,6 +72,7 @@ export class BlockProducer {
       await sleep(Math.max(0, nextTick - Date.now()), signal);
       // Keep a steady cadence, but do not burst to catch up after a slow block.
       nextTick = Math.max(nextTick + blockTimeMs, Date.now());
+      if (this.atPendingCap()) continue;
       if (lazyMode && this.opts.pendingTxs() === 0 && Date.now() - lastBlockAt < lazyBlockIntervalMs) continue;
       const txs = await this.executor.getTxs();
       const block = await this.chain.produce(txs, nowNanos(), this.signer);

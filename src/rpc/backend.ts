@@ -34,6 +34,8 @@ export interface RpcBackend {
   state(): State;
   /** Best height this node knows of (its own, or a peer's or DA's when higher). */
   bestKnownHeight(): bigint;
+  /** True while the node is behind what it knows of (peers, DA). */
+  catchingUp(): boolean;
   health(): HealthReport;
   /** Number of txs waiting in the mempool. */
   mempoolSize(): number;

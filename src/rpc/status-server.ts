@@ -142,7 +142,7 @@ export class StatusServer {
         earliest_app_hash: earliest ? hex(earliest.block.header!.header!.appHash) : '',
         earliest_block_height: earliestHeight.toString(),
         earliest_block_time: earliest ? rfc3339Nano(earliest.block.header!.header!.time) : rfc3339Nano(state.lastBlockTime),
-        catching_up: state.lastBlockHeight < b.bestKnownHeight(),
+        catching_up: b.catchingUp(),
       },
       validator_info: {
         address: hex(b.signer.address),

@@ -29,6 +29,7 @@ export class StoreLockedError extends Error {
  */
 export class BlockStore {
   private latestHeight = 0n;
+  private daIncluded = 0n;
   private closed = false;
 
   private constructor(
@@ -57,6 +58,8 @@ export class BlockStore {
     const store = new BlockStore(db, path);
     const state = await store.getState();
     store.latestHeight = state?.lastBlockHeight ?? 0n;
+    const included = await store.getMetadata(MetadataKey.daIncludedHeight);
+    store.daIncluded = included ? readHeight(included) : 0n;
     return store;
   }
 
@@ -99,11 +102,33 @@ export class BlockStore {
     return v ? fromBinary(StateSchema, v) : null;
   }
 
-  async setDaHeights(height: bigint, headerDaHeight: bigint, dataDaHeight: bigint): Promise<void> {
+  /** The write that records where a block's header and data were included on DA. */
+  daHeightsOp(height: bigint, headerDaHeight: bigint, dataDaHeight: bigint): StoreOp {
     const v = new Uint8Array(16);
     v.set(heightBytes(headerDaHeight), 0);
     v.set(heightBytes(dataDaHeight), 8);
-    await this.db.put(heightKey(Bucket.daHeights, height), v);
+    return { type: 'put', key: heightKey(Bucket.daHeights, height), value: v };
+  }
+
+  async setDaHeights(height: bigint, headerDaHeight: bigint, dataDaHeight: bigint): Promise<void> {
+    await this.db.batch([this.daHeightsOp(height, headerDaHeight, dataDaHeight)]);
+  }
+
+  /**
+   * Records DA inclusion of blocks `from..to` (all at one DA height) and moves
+   * the DA-included height, in one batch.
+   */
+  async markDaIncluded(from: bigint, to: bigint, headerDaHeight: bigint, dataDaHeight: bigint): Promise<void> {
+    const ops: StoreOp[] = [];
+    for (let h = from; h <= to; h++) ops.push(this.daHeightsOp(h, headerDaHeight, dataDaHeight));
+    ops.push(this.metadataOp(MetadataKey.daIncludedHeight, heightBytes(to)));
+    await this.db.batch(ops);
+    this.daIncluded = to;
+  }
+
+  /** Highest height whose header and data are on DA (0 when none). */
+  daIncludedHeight(): bigint {
+    return this.daIncluded;
   }
 
   async getMetadata(key: string): Promise<Uint8Array | null> {

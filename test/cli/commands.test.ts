@@ -18,7 +18,7 @@ afterAll(async () => {
 
 describe('noded --help and --version', () => {
   it('every command has help with examples', async () => {
-    for (const cmd of [['init'], ['start'], ['status'], ['block', 'get']]) {
+    for (const cmd of [['init'], ['start'], ['status'], ['block', 'get'], ['da', 'serve']]) {
       const res = await runCli([...cmd, '--help']);
       expect(res.code, cmd.join(' ')).toBe(0);
       expect(res.stdout, cmd.join(' ')).toMatch(/EXAMPLES/);

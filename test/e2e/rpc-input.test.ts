@@ -16,7 +16,14 @@ beforeAll(async () => {
   initHome({ home: home.dir, chainId: 'input-1', aggregator: true, force: false });
   const config = loadConfig({
     home: home.dir,
-    flags: { 'rpc.address': '127.0.0.1:0', 'rpc.status_address': '127.0.0.1:0', 'node.block_time': '100ms' },
+    flags: {
+      'rpc.address': '127.0.0.1:0',
+      'rpc.status_address': '127.0.0.1:0',
+      'node.block_time': '100ms',
+      'da.local': true,
+      'da.address': 'http://127.0.0.1:0',
+      'da.block_time': '100ms',
+    },
   });
   node = await Node.init({ home: home.dir, config, logger: silentLogger(), version: 'test' });
   node.start((err) => {

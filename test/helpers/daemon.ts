@@ -6,6 +6,9 @@ import { fileURLToPath } from 'node:url';
 
 export const RUN_JS = fileURLToPath(new URL('../../bin/run.js', import.meta.url));
 
+/** Thrown from a waitFor check: stop waiting at once (the awaited thing can no longer happen). */
+export class WaitAborted extends Error {}
+
 /** Polls `check` until it returns a truthy value or the deadline passes. */
 export async function waitFor<T>(check: () => Promise<T | undefined | null | false> | T | undefined | null | false, what: string, timeoutMs = 15_000, intervalMs = 25): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -15,6 +18,7 @@ export async function waitFor<T>(check: () => Promise<T | undefined | null | fal
       const v = await check();
       if (v) return v;
     } catch (err) {
+      if (err instanceof WaitAborted) throw err;
       lastErr = err;
     }
     await new Promise((r) => setTimeout(r, intervalMs));
@@ -57,6 +61,8 @@ export class Daemon {
   stderr = '';
   rpc = '';
   status = '';
+  /** The DA address the node posts to or reads from (its built-in DA's when da.local). */
+  da = '';
   readonly exited: Promise<number | null>;
   private constructor(readonly child: ChildProcess) {
     child.stderr!.on('data', (d) => (this.stderr += d));
@@ -85,12 +91,13 @@ export class Daemon {
       () => {
         const line = d.stderr.split('\n').find((l) => l.includes('"node started"'));
         if (!line) {
-          if (child.exitCode !== null) throw new Error(`noded start exited with ${child.exitCode}:\n${d.stderr}`);
+          if (child.exitCode !== null) throw new WaitAborted(`noded start exited with ${child.exitCode}:\n${d.stderr}`);
           return null;
         }
         const rec = JSON.parse(line);
         d.rpc = `http://${rec.rpc}`;
         d.status = `http://${rec.status}`;
+        d.da = String(rec.da).split(' ')[0]!;
         return true;
       },
       'noded start to report "node started"',
@@ -109,12 +116,18 @@ const running = new Set<Daemon>();
 
 /** Ephemeral ports and JSON logs, for each of those flags the caller did not give itself. */
 function defaultStartArgs(args: string[]): string[] {
-  const defaults: Array<[string, string]> = [
+  const defaults: Array<[string, ...string[]]> = [
     ['--node.rpc.address', '127.0.0.1:0'],
     ['--node.rpc.status_address', '127.0.0.1:0'],
     ['--node.log.format', 'json'],
+    // An aggregator posts to a built-in DA of its own on an ephemeral port, with fast DA blocks.
+    ['--node.da.address', 'http://127.0.0.1:0'],
+    ['--node.da.block_time', '100ms'],
   ];
-  return defaults.filter(([flag]) => !args.includes(flag)).flat();
+  const given = (flag: string) => args.includes(flag) || args.includes(flag.replace('--', '--no-'));
+  const out = defaults.filter(([flag]) => !given(flag)).flat();
+  if (!given('--node.da.local') && !args.includes('--node.da.address')) out.push('--node.da.local');
+  return out;
 }
 
 /** Kills every daemon a test started; call from afterEach/afterAll so none outlives a failing test. */

@@ -46,6 +46,8 @@ export class KvExecutor implements Executor {
   constructor(
     private readonly store: BlockStore,
     private readonly mempool: Mempool,
+    /** Largest total of tx bytes one block takes (a block must fit one DA blob). */
+    private readonly maxBlockTxBytes = MAX_BLOCK_TX_BYTES,
   ) {}
 
   /** Loads the accumulator committed with the last block. */
@@ -68,7 +70,7 @@ export class KvExecutor implements Executor {
   }
 
   async getTxs(): Promise<Uint8Array[]> {
-    return this.mempool.take(MAX_BLOCK_TXS, MAX_BLOCK_TX_BYTES);
+    return this.mempool.take(MAX_BLOCK_TXS, Math.min(MAX_BLOCK_TX_BYTES, this.maxBlockTxBytes));
   }
 
   async executeTxs(txs: Uint8Array[], height: bigint, _time: bigint, prevStateRoot: Uint8Array): Promise<ExecResult> {

@@ -1,0 +1,87 @@
+/**
+ * Fault switches of the built-in DA server, for tests: each one imitates a way a
+ * real celestia node lets the submitter down.
+ */
+
+export type SubmitFault = 'already_in_mempool' | 'insufficient_funds';
+
+export interface DaFaults {
+  /** Close the listening socket and every open connection (clients see ECONNREFUSED); off listens again on the same port. */
+  refuse: boolean;
+  /** Milliseconds every JSON-RPC request waits before it is handled (0 = none). */
+  delayMs: number;
+  /** `header.SyncState` reports the node 100 heights behind (`to_height = height + 100`). */
+  notSynced: boolean;
+  /** Fail `blob.Submit` with celestia's text of sdk code 19 or code 5; null = submissions succeed. */
+  submitError: SubmitFault | null;
+  /**
+   * How many more submissions fail with `submitError`; 0 = every one until the
+   * switch is cleared. Counts down as submissions fail; at 0 after counting
+   * down, `submitError` clears itself.
+   */
+  submitErrorCount: number;
+  /** Amount `state.Balance` reports (utia, as a decimal string); null = a large default. */
+  balance: string | null;
+}
+
+export const NO_FAULTS: Readonly<DaFaults> = Object.freeze({
+  refuse: false,
+  delayMs: 0,
+  notSynced: false,
+  submitError: null,
+  submitErrorCount: 0,
+  balance: null,
+});
+
+/** A fault switch given a value it cannot take; `field` names it. */
+export class FaultsError extends Error {
+  readonly code = 'INVALID_FAULTS';
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const FIELDS: Record<keyof DaFaults, { expected: string; valid: (v: unknown) => boolean }> = {
+  refuse: { expected: 'true or false', valid: (v) => typeof v === 'boolean' },
+  delayMs: { expected: 'a whole number of milliseconds >= 0', valid: (v) => Number.isSafeInteger(v) && (v as number) >= 0 },
+  notSynced: { expected: 'true or false', valid: (v) => typeof v === 'boolean' },
+  submitError: {
+    expected: '"already_in_mempool", "insufficient_funds" or null',
+    valid: (v) => v === null || v === 'already_in_mempool' || v === 'insufficient_funds',
+  },
+  submitErrorCount: { expected: 'a whole number >= 0 (0 = until cleared)', valid: (v) => Number.isSafeInteger(v) && (v as number) >= 0 },
+  balance: { expected: 'an amount in utia as a string of digits, or null', valid: (v) => v === null || (typeof v === 'string' && /^\d{1,40}$/.test(v)) },
+};
+
+/**
+ * Checks a patch of fault switches (the JSON body of `POST /faults`, or what a
+ * test passes to `setFaults`); throws a FaultsError naming the first bad field.
+ */
+export function parseFaultsPatch(body: unknown): Partial<DaFaults> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new FaultsError('(body)', `expected a JSON object of fault switches (${Object.keys(FIELDS).join(', ')})`);
+  }
+  const patch: Partial<DaFaults> = {};
+  for (const [key, value] of Object.entries(body)) {
+    const field = FIELDS[key as keyof DaFaults];
+    if (!field) throw new FaultsError(key, `unknown fault switch "${key}"; known: ${Object.keys(FIELDS).join(', ')}`);
+    if (value === undefined) continue;
+    if (!field.valid(value)) throw new FaultsError(key, `${key}: got ${JSON.stringify(value)}, expected ${field.expected}`);
+    (patch as Record<string, unknown>)[key] = value;
+  }
+  return patch;
+}
+
+/**
+ * The switches after `patch`. Setting `submitError` without `submitErrorCount`
+ * means "until cleared" (count 0); clearing it resets the count.
+ */
+export function applyFaultsPatch(current: DaFaults, patch: Partial<DaFaults>): DaFaults {
+  const next: DaFaults = { ...current, ...patch };
+  if (patch.submitError !== undefined && patch.submitErrorCount === undefined) next.submitErrorCount = 0;
+  if (next.submitError === null) next.submitErrorCount = 0;
+  return next;
+}

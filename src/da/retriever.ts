@@ -1,0 +1,209 @@
+import type { Logger } from '../log/index.js';
+import { create } from '@bufbuild/protobuf';
+import { BlockSchema, InvalidBlockError, txsHash, type Block, type Data, type SignedHeader } from '../types/index.js';
+import { isAbortError, sleep } from '../util/index.js';
+import { decodeDataBlob, decodeHeaderBlob, sameNamespace, type DaNamespaces } from './blobs.js';
+import type { DaCache } from './cache.js';
+import type { Blob, DaClient } from './client.js';
+import { DaError } from './errors.js';
+import type { DaActivity } from './submitter.js';
+
+/** Where retrieved blocks go: the node's chain, which validates, executes and stores them. */
+export interface BlockSink {
+  readonly nextHeight: bigint;
+  apply(block: Block, daHeights: { header: bigint; data: bigint }): Promise<void>;
+}
+
+export interface RetrieverOptions {
+  chainId: string;
+  /** First DA height to read on a fresh node (genesis da_start_height, at least 1). */
+  startDaHeight: bigint;
+  /** DA height of the last applied block's header (0 = none): where a restart without cache resumes. */
+  lastAppliedDaHeight: bigint;
+  /** How long to wait for the next DA block once caught up. */
+  pollMs: number;
+  retryMaxMs: number;
+}
+
+interface HeaderCandidate {
+  signed: SignedHeader;
+  daHeight: bigint;
+}
+
+/** How often the scan position is written to the cache (it is a hint; DA heights are re-read safely). */
+const CACHE_WRITE_INTERVAL_MS = 1000;
+
+/**
+ * Follows the chain from DA alone: reads every DA height's header and data
+ * blobs, pairs them, and hands each next block to the chain, which validates
+ * it (signature, proposer, height, links, data hash) before storing it. A blob
+ * that fails is skipped with the reason; it never stops the node.
+ */
+export class DaRetriever {
+  private loop: Promise<void> | null = null;
+  private readonly headers = new Map<bigint, HeaderCandidate[]>();
+  private readonly data = new Map<string, { data: Data; daHeight: bigint }>();
+  private next = 0n;
+  private head = 0n;
+  private cacheWrittenAt = 0;
+  readonly activity: DaActivity = { lastSuccessAt: 0, lastError: null };
+
+  constructor(
+    private readonly client: DaClient,
+    private readonly cache: DaCache,
+    private readonly namespaces: DaNamespaces,
+    private readonly sink: BlockSink,
+    private readonly opts: RetrieverOptions,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Highest block height seen on DA (applied or waiting). */
+  bestSeenHeight(): bigint {
+    let best = this.sink.nextHeight - 1n;
+    for (const h of this.headers.keys()) if (h > best) best = h;
+    return best;
+  }
+
+  /** True while DA holds heights this node has not read yet (more than the one being sealed). */
+  catchingUp(): boolean {
+    return this.head > 0n && this.next < this.head;
+  }
+
+  /** DA heights: next to read, and the DA head last seen. */
+  position(): { next: bigint; head: bigint } {
+    return { next: this.next, head: this.head };
+  }
+
+  start(signal: AbortSignal, onFatal: (err: Error) => void): void {
+    this.loop = this.run(signal).catch((err) => {
+      if (!isAbortError(err, signal)) onFatal(err as Error);
+    });
+  }
+
+  async stopped(): Promise<void> {
+    await this.loop;
+    this.saveScanPosition(true);
+  }
+
+  private resumePoint(): bigint {
+    const cached = this.cache.get().scannedDaHeight;
+    const candidates = [this.opts.startDaHeight, this.opts.lastAppliedDaHeight, cached ? BigInt(cached) + 1n : 0n, 1n];
+    return candidates.reduce((a, b) => (b > a ? b : a));
+  }
+
+  private async run(signal: AbortSignal): Promise<void> {
+    this.next = this.resumePoint();
+    this.logger.info({ daHeight: Number(this.next) }, 'following the chain from DA');
+    let failures = 0;
+    while (!signal.aborted) {
+      try {
+        if (this.next > this.head) {
+          this.head = await this.client.networkHead(signal);
+          if (this.next > this.head) {
+            this.saveScanPosition(false);
+            await sleep(this.opts.pollMs, signal);
+            continue;
+          }
+        }
+        const blobs = await this.client.getAll(this.next, [this.namespaces.header, this.namespaces.data], signal);
+        this.ingest(blobs, this.next);
+        await this.applyReady();
+        this.activity.lastSuccessAt = Date.now();
+        this.activity.lastError = null;
+        failures = 0;
+        this.next++;
+        this.saveScanPosition(false);
+      } catch (err) {
+        if (!(err instanceof DaError)) throw err;
+        failures++;
+        this.activity.lastError = { message: err.message, reason: err.reason, remedy: err.remedy, at: Date.now() };
+        // One line per outage, then one every ten attempts, so a long outage does not flood the log.
+        if (failures === 1 || failures % 10 === 0) {
+          this.logger.warn({ code: 'DA_RETRIEVE_FAILED', error: err.message, reason: err.reason, attempt: failures, remedy: err.remedy }, 'DA retrieval failed');
+        }
+        await sleep(Math.min(this.opts.retryMaxMs, this.opts.pollMs * 2 ** Math.min(failures, 10)), signal);
+      }
+    }
+  }
+
+  private ingest(blobs: Blob[], daHeight: bigint): void {
+    for (const blob of blobs) {
+      if (sameNamespace(blob.namespace, this.namespaces.header)) this.ingestHeader(blob, daHeight);
+      else if (sameNamespace(blob.namespace, this.namespaces.data)) this.ingestData(blob, daHeight);
+    }
+  }
+
+  private ingestHeader(blob: Blob, daHeight: bigint): void {
+    let signed: SignedHeader;
+    try {
+      signed = decodeHeaderBlob(blob.data);
+    } catch (err) {
+      return this.skip(daHeight, `not a signed header: ${(err as Error).message}`);
+    }
+    const header = signed.header;
+    if (!header) return this.skip(daHeight, 'signed header without a header');
+    if (header.chainId !== this.opts.chainId) return this.skip(daHeight, `header of another chain (${header.chainId})`);
+    if (header.height < this.sink.nextHeight) return;
+    const list = this.headers.get(header.height) ?? [];
+    list.push({ signed, daHeight });
+    this.headers.set(header.height, list);
+  }
+
+  private ingestData(blob: Blob, daHeight: bigint): void {
+    let data: Data;
+    try {
+      data = decodeDataBlob(blob.data);
+    } catch (err) {
+      return this.skip(daHeight, `not block data: ${(err as Error).message}`);
+    }
+    const height = data.metadata?.height ?? 0n;
+    if (height < this.sink.nextHeight) return;
+    this.data.set(dataKey(height, txsHash(data.txs)), { data, daHeight });
+  }
+
+  private skip(daHeight: bigint, reason: string): void {
+    this.logger.warn({ daHeight: Number(daHeight), reason }, 'skipping a blob on the chain\'s DA namespace');
+  }
+
+  /** Applies every block whose header and data are both here, in height order. */
+  private async applyReady(): Promise<void> {
+    for (;;) {
+      const height = this.sink.nextHeight;
+      const candidates = this.headers.get(height);
+      if (!candidates) return;
+      let applied = false;
+      for (const candidate of [...candidates]) {
+        const data = this.data.get(dataKey(height, candidate.signed.header!.dataHash));
+        if (!data) continue;
+        try {
+          await this.sink.apply(create(BlockSchema, { header: candidate.signed, data: data.data }), { header: candidate.daHeight, data: data.daHeight });
+          applied = true;
+          break;
+        } catch (err) {
+          if (!(err instanceof InvalidBlockError)) throw err;
+          this.logger.warn({ daHeight: Number(candidate.daHeight), reason: err.message }, 'rejected a block from DA');
+          candidates.splice(candidates.indexOf(candidate), 1);
+        }
+      }
+      if (!applied) return;
+      this.headers.delete(height);
+      for (const [key, entry] of this.data) if (entry.data.metadata!.height <= height) this.data.delete(key);
+    }
+  }
+
+  /**
+   * Saves how far DA was read — no further than the lowest DA height of a block
+   * still waiting, so a restart re-reads what it had not applied.
+   */
+  private saveScanPosition(force: boolean): void {
+    if (!force && Date.now() - this.cacheWrittenAt < CACHE_WRITE_INTERVAL_MS) return;
+    let safe = this.next - 1n;
+    for (const list of this.headers.values()) for (const c of list) if (c.daHeight - 1n < safe) safe = c.daHeight - 1n;
+    for (const entry of this.data.values()) if (entry.daHeight - 1n < safe) safe = entry.daHeight - 1n;
+    if (safe < 0n) return;
+    this.cache.update({ scannedDaHeight: safe.toString() });
+    this.cacheWrittenAt = Date.now();
+  }
+}
+
+const dataKey = (height: bigint, hash: Uint8Array) => `${height}:${Buffer.from(hash).toString('hex')}`;

@@ -1,0 +1,256 @@
+import type { Logger } from '../log/index.js';
+import type { Executor } from '../exec/index.js';
+import { decodeStoredBlock, type BlockStore } from '../store/index.js';
+import { headerHash } from '../types/index.js';
+import { isAbortError, sleep } from '../util/index.js';
+import { blockBlobs, decodeHeaderBlob, type DaNamespaces } from './blobs.js';
+import type { DaCache } from './cache.js';
+import type { Blob, DaClient } from './client.js';
+import { DaError, type DaFailureReason } from './errors.js';
+import type { TxConfig } from './types.js';
+
+export interface SubmitterOptions {
+  maxBlobSize: number;
+  /** -1: the DA node estimates the gas price. */
+  gasPrice: number;
+  gasMultiplier: number;
+  retryBaseMs: number;
+  retryMaxMs: number;
+  chainId: string;
+}
+
+export interface DaActivity {
+  /** Unix ms of the last DA call that succeeded (0 = none yet). */
+  lastSuccessAt: number;
+  lastError: { message: string; reason: DaFailureReason; remedy: string; at: number } | null;
+}
+
+export interface SubmitterStatus extends DaActivity {
+  gasPrice: number;
+  attempt: number;
+}
+
+/**
+ * celestia's default minimum gas price (utia): where raising starts after
+ * "tx already in mempool" when the DA node was left to estimate (gas_price -1).
+ */
+const DEFAULT_MIN_GAS_PRICE = 0.002;
+
+/** DA heights a restart searches for an in-flight submission, at most. */
+const MAX_RECONCILE_SCAN = 10_000;
+
+/**
+ * Posts every produced block's header and data to DA, in order, batched up to
+ * the max blob size; retries with capped exponential backoff; records each
+ * block's DA heights in the store when included. A submission in flight is
+ * noted in the cache first, so a restart finds it on DA instead of posting it twice.
+ */
+export class DaSubmitter {
+  private loop: Promise<void> | null = null;
+  private wake: (() => void) | null = null;
+  private gasPrice: number;
+  private attempt = 0;
+  private sizeCap: number;
+  readonly activity: DaActivity = { lastSuccessAt: 0, lastError: null };
+
+  constructor(
+    private readonly store: BlockStore,
+    private readonly client: DaClient,
+    private readonly cache: DaCache,
+    private readonly namespaces: DaNamespaces,
+    private readonly executor: Executor,
+    private readonly opts: SubmitterOptions,
+    private readonly logger: Logger,
+  ) {
+    this.gasPrice = opts.gasPrice;
+    this.sizeCap = opts.maxBlobSize;
+  }
+
+  status(): SubmitterStatus {
+    return { ...this.activity, gasPrice: this.gasPrice, attempt: this.attempt };
+  }
+
+  /** Wakes the loop: a new block is waiting. */
+  notify(): void {
+    this.wake?.();
+  }
+
+  start(signal: AbortSignal, onFatal: (err: Error) => void): void {
+    this.loop = this.run(signal).catch((err) => {
+      if (!isAbortError(err, signal)) onFatal(err as Error);
+    });
+  }
+
+  async stopped(): Promise<void> {
+    await this.loop;
+  }
+
+  private waitForBlock(signal: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const done = () => {
+        this.wake = null;
+        signal.removeEventListener('abort', onAbort);
+        resolve();
+      };
+      const onAbort = () => {
+        this.wake = null;
+        reject(signal.reason);
+      };
+      if (signal.aborted) return onAbort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.wake = done;
+    });
+  }
+
+  private async run(signal: AbortSignal): Promise<void> {
+    // Without a cache file nothing says what was in flight before: look on DA for every pending block.
+    let searchAll = !this.cache.loaded;
+    while (!signal.aborted) {
+      const from = this.store.daIncludedHeight() + 1n;
+      if (from > this.store.height()) {
+        await this.waitForBlock(signal);
+        continue;
+      }
+      const { blobs, to, bytes } = await this.batch(from, this.store.height());
+      try {
+        // A submission that failed after it was sent may still have been included: look before sending again.
+        if (searchAll || this.cache.get().pending) {
+          await this.reconcile(signal);
+          searchAll = false;
+          if (this.store.daIncludedHeight() >= from) continue;
+        }
+        const daHead = await this.client.networkHead(signal);
+        this.cache.update({ pending: { fromHeight: from.toString(), toHeight: to.toString(), daHeadBefore: daHead.toString() } });
+        const daHeight = await this.client.submit(blobs, this.txConfig(), signal);
+        await this.store.markDaIncluded(from, to, daHeight, daHeight);
+        this.cache.update({ pending: null });
+        await this.executor.setFinal(to);
+        this.succeeded();
+        this.logger.info({ heights: span(from, to), daHeight: Number(daHeight), blobs: blobs.length, bytes }, 'submitted blocks to DA');
+      } catch (err) {
+        if (!(err instanceof DaError)) throw err;
+        this.failed(err, from, to);
+        if (err.reason === 'too_big' && to > from) continue;
+        await sleep(this.backoffMs(), signal);
+      }
+    }
+  }
+
+  /** Blocks `from..` whose blobs fit the size cap (at least one block). */
+  private async batch(from: bigint, head: bigint): Promise<{ blobs: Blob[]; to: bigint; bytes: number }> {
+    const blobs: Blob[] = [];
+    let bytes = 0;
+    let to = from - 1n;
+    for (let h = from; h <= head; h++) {
+      const stored = await this.store.getBlock(h);
+      if (!stored) throw new Error(`block ${h} is missing from the store although the chain is at ${head}`);
+      const pair = blockBlobs(decodeStoredBlock(stored), this.namespaces);
+      const size = pair[0].data.length + pair[1].data.length;
+      if (blobs.length > 0 && bytes + size > this.sizeCap) break;
+      blobs.push(...pair);
+      bytes += size;
+      to = h;
+    }
+    return { blobs, to, bytes };
+  }
+
+  private txConfig(): TxConfig {
+    const set = this.gasPrice >= 0;
+    return { gas_price: set ? this.gasPrice : -1, is_gas_price_set: set, max_gas_price: -1, gas: 0, tx_priority: 0 };
+  }
+
+  private backoffMs(): number {
+    return Math.min(this.opts.retryMaxMs, this.opts.retryBaseMs * 2 ** Math.max(0, this.attempt - 1));
+  }
+
+  private recordError(err: DaError): void {
+    this.attempt++;
+    this.activity.lastError = { message: err.message, reason: err.reason, remedy: err.remedy, at: Date.now() };
+  }
+
+  private succeeded(): void {
+    this.attempt = 0;
+    this.activity.lastSuccessAt = Date.now();
+    this.activity.lastError = null;
+    // Ease a raised gas price back toward the configured one.
+    if (this.gasPrice > this.opts.gasPrice) {
+      const eased = this.gasPrice / this.opts.gasMultiplier;
+      this.gasPrice = this.opts.gasPrice >= 0 ? Math.max(this.opts.gasPrice, eased) : eased < DEFAULT_MIN_GAS_PRICE ? -1 : eased;
+    }
+  }
+
+  private failed(err: DaError, from: bigint, to: bigint): void {
+    this.recordError(err);
+    this.logger.error(
+      {
+        code: 'DA_SUBMIT_FAILED',
+        error: err.message,
+        reason: err.reason,
+        attempt: this.attempt,
+        heights: span(from, to),
+        gasPrice: this.gasPrice,
+        remedy: err.remedy,
+      },
+      'DA layer submission failed',
+    );
+    if (err.reason === 'already_in_mempool') {
+      this.gasPrice = (this.gasPrice >= 0 ? this.gasPrice : DEFAULT_MIN_GAS_PRICE) * this.opts.gasMultiplier;
+    } else if (err.reason === 'too_big') {
+      this.sizeCap = Math.max(1, Math.floor(this.sizeCap / 2));
+      this.logger.warn({ sizeCap: this.sizeCap }, 'DA rejected the batch as too large; splitting it');
+    }
+  }
+
+  /**
+   * Finds on DA the blocks of a submission that was in flight when it failed
+   * or the node stopped (or, without a cache, any pending block) and records
+   * them as included, so nothing confirmed is posted twice.
+   */
+  private async reconcile(signal: AbortSignal): Promise<void> {
+    const cached = this.cache.get();
+    const included = this.store.daIncludedHeight();
+    if (included >= this.store.height()) return this.cache.update({ pending: null });
+    const head = await this.client.networkHead(signal);
+    let fromDa = cached.pending ? BigInt(cached.pending.daHeadBefore) + 1n : await this.lastIncludedDaHeight(included);
+    if (head - fromDa > BigInt(MAX_RECONCILE_SCAN)) {
+      this.logger.warn({ from: Number(fromDa), head: Number(head) }, `searching only the last ${MAX_RECONCILE_SCAN} DA heights for pending blocks`);
+      fromDa = head - BigInt(MAX_RECONCILE_SCAN);
+    }
+    const found = new Map<bigint, bigint>();
+    for (let daHeight = fromDa; daHeight <= head; daHeight++) {
+      for (const blob of await this.client.getAll(daHeight, [this.namespaces.header], signal)) {
+        const height = await this.storedBlockPostedIn(blob.data, included);
+        if (height !== null && !found.has(height)) found.set(height, daHeight);
+      }
+    }
+    let next = included + 1n;
+    for (; found.has(next); next++) await this.store.markDaIncluded(next, next, found.get(next)!, found.get(next)!);
+    if (next > included + 1n) {
+      this.logger.info({ heights: span(included + 1n, next - 1n) }, 'found blocks already on DA from an earlier attempt; not posting them again');
+    }
+    this.cache.update({ pending: null });
+  }
+
+  private async lastIncludedDaHeight(included: bigint): Promise<bigint> {
+    if (included === 0n) return 1n;
+    const stored = await this.store.getBlock(included);
+    return stored && stored.headerDaHeight > 0n ? stored.headerDaHeight : 1n;
+  }
+
+  /** The height of the pending stored block a header blob carries, or null when it carries none. */
+  private async storedBlockPostedIn(data: Uint8Array, included: bigint): Promise<bigint | null> {
+    let header;
+    try {
+      header = decodeHeaderBlob(data).header;
+    } catch {
+      return null;
+    }
+    if (!header || header.chainId !== this.opts.chainId || header.height <= included) return null;
+    const stored = await this.store.getBlock(header.height);
+    if (!stored) return null;
+    const ours = headerHash(decodeStoredBlock(stored).header!.header!);
+    return Buffer.compare(headerHash(header), ours) === 0 ? header.height : null;
+  }
+}
+
+export const span = (from: bigint, to: bigint) => (from === to ? `${from}` : `${from}-${to}`);

@@ -1,0 +1,82 @@
+/**
+ * The subset of celestia-node's JSON-RPC 2.0 API the node speaks (DESIGN.md §8),
+ * as it appears on the wire: positional params, bytes as base64, heights as
+ * numbers (celestia writes header heights as strings; both are accepted).
+ */
+
+/** A blob as `blob.Submit` takes it and `blob.GetAll` returns it. */
+export interface WireBlob {
+  /** base64 of the 29-byte namespace (version byte + 28-byte id). */
+  namespace: string;
+  /** base64 of the blob's bytes. */
+  data: string;
+  share_version: number;
+  /** base64 of the blob's commitment. */
+  commitment: string;
+  index: number;
+}
+
+/** Options of `blob.Submit`; always sent as an object, never null. */
+export interface TxConfig {
+  gas_price: number;
+  is_gas_price_set: boolean;
+  max_gas_price: number;
+  gas: number;
+  tx_priority: number;
+}
+
+/** `header.SyncState`: synced when `to_height <= height`. */
+export interface SyncState {
+  id: number;
+  height: number;
+  from_height: number;
+  to_height: number;
+  from_hash: string;
+  to_hash: string;
+  start: string;
+  end: string;
+  error?: string;
+}
+
+/** The part of an ExtendedHeader (`header.NetworkHead`) the node reads. */
+export interface WireExtendedHeader {
+  header: { chain_id: string; height: string | number; time: string };
+}
+
+/** `state.Balance`. */
+export interface Balance {
+  denom: string;
+  amount: string;
+}
+
+export interface JsonRpcRequest {
+  jsonrpc: '2.0';
+  id: number | string;
+  method: string;
+  params: unknown[];
+}
+
+export interface JsonRpcError {
+  code: number;
+  message: string;
+}
+
+/** Method names of the subset, in one place for the client and the built-in server. */
+export const DaMethod = {
+  submit: 'blob.Submit',
+  getAll: 'blob.GetAll',
+  networkHead: 'header.NetworkHead',
+  syncState: 'header.SyncState',
+  balance: 'state.Balance',
+} as const;
+
+/**
+ * Error texts of celestia-node/celestia-app the built-in DA server injects and
+ * the submitter recognises (SPEC.md §7).
+ */
+export const DaErrorText = {
+  alreadyInMempool: 'broadcast tx error: codespace sdk, code 19: tx already in mempool',
+  insufficientFunds: 'broadcast tx error: codespace sdk, code 5: insufficient funds: spendable balance 0utia is smaller than the fee',
+  blobTooLarge: 'blob(s) too large',
+  heightFromFuture: 'given height is from the future',
+} as const;
