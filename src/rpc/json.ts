@@ -137,44 +137,45 @@ function enumNames(e: DescEnum): Map<number, string> {
   return m;
 }
 
-function fieldPlan(f: DescField): FieldPlan {
-  const key = JSON.stringify(f.name) + ':';
-  const local = f.localName;
+/** The element of a field, whatever its container: a scalar, an enum or a message. */
+type FieldElement =
+  | { kind: 'scalar'; scalar: ScalarType }
+  | { kind: 'enum'; enum: DescEnum }
+  | { kind: 'message'; message: DescMessage };
+
+function fieldElement(f: DescField): FieldElement {
   switch (f.fieldKind) {
     case 'scalar':
-      return new FieldPlan(key, local, C_SINGLE, scalarKind(f.scalar), null, null, null);
+      return { kind: 'scalar', scalar: f.scalar };
     case 'enum':
-      return new FieldPlan(key, local, C_SINGLE, K_ENUM, null, enumNames(f.enum), null);
-    case 'message': {
-      const sub = planFor(f.message);
-      return new FieldPlan(key, local, C_SINGLE, sub.wkt ? K_WKT : K_MESSAGE, sub, null, null);
-    }
+      return { kind: 'enum', enum: f.enum };
+    case 'message':
+      return { kind: 'message', message: f.message };
     case 'list':
-      switch (f.listKind) {
-        case 'scalar':
-          return new FieldPlan(key, local, C_LIST, scalarKind(f.scalar), null, null, null);
-        case 'enum':
-          return new FieldPlan(key, local, C_LIST, K_ENUM, null, enumNames(f.enum), null);
-        case 'message': {
-          const sub = planFor(f.message);
-          return new FieldPlan(key, local, C_LIST, sub.wkt ? K_WKT : K_MESSAGE, sub, null, null);
-        }
-      }
-      break;
-    case 'map':
-      switch (f.mapKind) {
-        case 'scalar':
-          return new FieldPlan(key, local, C_MAP, scalarKind(f.scalar), null, null, null);
-        case 'enum':
-          return new FieldPlan(key, local, C_MAP, K_ENUM, null, enumNames(f.enum), null);
-        case 'message': {
-          const sub = planFor(f.message);
-          return new FieldPlan(key, local, C_MAP, sub.wkt ? K_WKT : K_MESSAGE, sub, null, null);
-        }
-      }
-      break;
+    case 'map': {
+      // Lists and maps carry their element's descriptor on the field itself.
+      const { scalar, enum: enumDesc, message } = f as { scalar?: ScalarType; enum?: DescEnum; message?: DescMessage };
+      if (message) return { kind: 'message', message };
+      if (enumDesc) return { kind: 'enum', enum: enumDesc };
+      return { kind: 'scalar', scalar: scalar! };
+    }
   }
-  throw new Error(`unsupported field ${String(f)}`);
+}
+
+function fieldPlan(f: DescField): FieldPlan {
+  const key = JSON.stringify(f.name) + ':';
+  const container = f.fieldKind === 'list' ? C_LIST : f.fieldKind === 'map' ? C_MAP : C_SINGLE;
+  const el = fieldElement(f);
+  switch (el.kind) {
+    case 'scalar':
+      return new FieldPlan(key, f.localName, container, scalarKind(el.scalar), null, null, null);
+    case 'enum':
+      return new FieldPlan(key, f.localName, container, K_ENUM, null, enumNames(el.enum), null);
+    case 'message': {
+      const sub = planFor(el.message);
+      return new FieldPlan(key, f.localName, container, sub.wkt ? K_WKT : K_MESSAGE, sub, null, null);
+    }
+  }
 }
 
 function planFor(schema: DescMessage): MessagePlan {

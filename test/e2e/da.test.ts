@@ -5,12 +5,11 @@ import { DaClient, blockBlobs } from '../../src/da/index.js';
 import { daNamespace, dataNamespace } from '../../src/config/index.js';
 import { Ed25519Key, buildBlock } from '../../src/types/index.js';
 import { Daemon, getBlockJson, killAll, latestHeight, runCli, tempHome, waitFor } from '../helpers/daemon.js';
-import { DaServer, headerPostings, killDaServers } from '../helpers/da.js';
+import { DaServer, headerPostings } from '../helpers/da.js';
 
 const homes: Array<ReturnType<typeof tempHome>> = [];
 afterEach(async () => {
   await killAll();
-  await killDaServers();
   for (const h of homes.splice(0)) h.cleanup();
 });
 

@@ -1,40 +1,19 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { DaClient, decodeHeaderBlob } from '../../src/da/index.js';
 import { daNamespace } from '../../src/config/index.js';
-import { RUN_JS, WaitAborted, waitFor } from './daemon.js';
+import { NodedProcess } from './daemon.js';
 
 /** A `noded da serve` child process with its admin endpoint, for multi-node tests. */
-export class DaServer {
-  stderr = '';
+export class DaServer extends NodedProcess {
   address = '';
   admin = '';
-  readonly exited: Promise<number | null>;
-
-  private constructor(readonly child: ChildProcess) {
-    child.stderr!.on('data', (d) => (this.stderr += d));
-    this.exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
-    servers.add(this);
-  }
 
   static async start(home: string, args: string[] = []): Promise<DaServer> {
-    const child = spawn(
-      process.execPath,
-      [RUN_JS, 'da', 'serve', '--home', home, '--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--block-time', '100ms', '--log-format', 'json', ...args],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    child.stdout!.resume();
-    const s = new DaServer(child);
-    await waitFor(() => {
-      const line = s.stderr.split('\n').find((l) => l.includes('local DA serving'));
-      if (!line) {
-        if (child.exitCode !== null) throw new WaitAborted(`da serve exited with ${child.exitCode}:\n${s.stderr}`);
-        return null;
-      }
-      const rec = JSON.parse(line);
-      s.address = rec.address;
-      s.admin = rec.admin;
-      return true;
-    }, 'the DA server to listen');
+    const s = new DaServer([
+      'da', 'serve', '--home', home, '--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--block-time', '100ms', '--log-format', 'json', ...args,
+    ]);
+    const rec = await s.waitForLog('local DA serving', 'the DA server to listen');
+    s.address = String(rec.address);
+    s.admin = String(rec.admin);
     return s;
   }
 
@@ -46,18 +25,6 @@ export class DaServer {
   async submissions(): Promise<Array<{ height?: number; ok?: boolean; tx_config?: { gas_price: number }; txConfig?: { gas_price: number } }>> {
     return (await (await fetch(`${this.admin}/submissions`)).json()) as never;
   }
-
-  kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<number | null> {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);
-    return this.exited;
-  }
-}
-
-const servers = new Set<DaServer>();
-
-export async function killDaServers(): Promise<void> {
-  await Promise.all([...servers].map((s) => s.kill()));
-  servers.clear();
 }
 
 /**

@@ -56,54 +56,38 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 
   });
 }
 
-/** A `noded start` child process whose addresses are read from its JSON log. */
-export class Daemon {
+const running = new Set<NodedProcess>();
+
+/** A long-running `noded …` child process, registered so killAll ends it whatever a test does. */
+export class NodedProcess {
   stderr = '';
-  rpc = '';
-  status = '';
-  /** The DA address the node posts to or reads from (its built-in DA's when da.local). */
-  da = '';
+  readonly child: ChildProcess;
   readonly exited: Promise<number | null>;
-  private constructor(readonly child: ChildProcess) {
-    child.stderr!.on('data', (d) => (this.stderr += d));
-    this.exited = new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+
+  protected constructor(args: string[]) {
+    this.child = spawn(process.execPath, [RUN_JS, ...args], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child.stdout!.resume();
+    this.child.stderr!.on('data', (d) => (this.stderr += d));
+    this.exited = new Promise((resolve) => this.child.on('exit', (code) => resolve(code)));
+    running.add(this);
   }
 
   get pid(): number {
     return this.child.pid!;
   }
 
-  /**
-   * Starts `noded start` on ephemeral ports (unless args set them) and waits for
-   * the "node started" line. Extra args go after the defaults, so they win.
-   */
-  static async start(home: string, args: string[] = [], opts: { wait?: boolean } = {}): Promise<Daemon> {
-    const child = spawn(
-      process.execPath,
-      [RUN_JS, 'start', '--home', home, ...defaultStartArgs(args), ...args],
-      { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    child.stdout!.resume();
-    const d = new Daemon(child);
-    running.add(d);
-    if (opts.wait === false) return d;
-    await waitFor(
+  /** Waits for a JSON log line with this message and returns it parsed; fails at once if the process exits. */
+  protected waitForLog(message: string, what: string): Promise<Record<string, unknown>> {
+    return waitFor(
       () => {
-        const line = d.stderr.split('\n').find((l) => l.includes('"node started"'));
-        if (!line) {
-          if (child.exitCode !== null) throw new WaitAborted(`noded start exited with ${child.exitCode}:\n${d.stderr}`);
-          return null;
-        }
-        const rec = JSON.parse(line);
-        d.rpc = `http://${rec.rpc}`;
-        d.status = `http://${rec.status}`;
-        d.da = String(rec.da).split(' ')[0]!;
-        return true;
+        const line = this.stderr.split('\n').find((l) => l.includes(`"${message}"`));
+        if (line) return JSON.parse(line) as Record<string, unknown>;
+        if (this.child.exitCode !== null) throw new WaitAborted(`${what}: the process exited with ${this.child.exitCode}:\n${this.stderr}`);
+        return null;
       },
-      'noded start to report "node started"',
+      what,
       20_000,
     );
-    return d;
   }
 
   kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<number | null> {
@@ -112,7 +96,27 @@ export class Daemon {
   }
 }
 
-const running = new Set<Daemon>();
+/** A `noded start` child process whose addresses are read from its JSON log. */
+export class Daemon extends NodedProcess {
+  rpc = '';
+  status = '';
+  /** The DA address the node posts to or reads from (its built-in DA's when da.local). */
+  da = '';
+
+  /**
+   * Starts `noded start` on ephemeral ports (unless args set them) and waits for
+   * the "node started" line. Extra args go after the defaults, so they win.
+   */
+  static async start(home: string, args: string[] = [], opts: { wait?: boolean } = {}): Promise<Daemon> {
+    const d = new Daemon(['start', '--home', home, ...defaultStartArgs(args), ...args]);
+    if (opts.wait === false) return d;
+    const rec = await d.waitForLog('node started', 'noded start to report "node started"');
+    d.rpc = `http://${rec.rpc}`;
+    d.status = `http://${rec.status}`;
+    d.da = String(rec.da).split(' ')[0]!;
+    return d;
+  }
+}
 
 /** Ephemeral ports and JSON logs, for each of those flags the caller did not give itself. */
 function defaultStartArgs(args: string[]): string[] {
