@@ -32,8 +32,12 @@ export abstract class NodedCommand extends Command {
     return { error: { code, message: e.message ?? String(err), exit } };
   }
 
-  /** Fails the command with an operator-facing message and a stable error code. */
+  /**
+   * Fails the command with an operator-facing message and a stable error code.
+   * With --json oclif exits with process.exitCode when set, else 1: set it so an exit 2 stays 2.
+   */
   protected fail(message: string, code: string, exit = 1): never {
+    process.exitCode = exit;
     throw new CommandFailure(message, code, exit);
   }
 }

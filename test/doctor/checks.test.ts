@@ -1,0 +1,95 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { initHome } from '../../src/home/index.js';
+import { CHECKS, UnknownCheckError, buildContext, runCheck, selectChecks, type Check, type DoctorContext } from '../../src/doctor/index.js';
+import { tempHome } from '../helpers/daemon.js';
+
+const cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+function home(config: Parameters<typeof initHome>[0]['config'] = {}): string {
+  const h = tempHome('noded-checks-');
+  cleanups.push(h.cleanup);
+  initHome({ home: h.dir, chainId: 'checks-1', aggregator: false, force: false, config });
+  return h.dir;
+}
+
+/** A stand-in HTTP server in this process, for shapes no real process here takes (named in each test). */
+async function standIn(handler: (req: IncomingMessage, body: string, res: ServerResponse) => unknown): Promise<string> {
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => void handler(req, body, res));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise((resolve) => (server.closeAllConnections(), server.close(resolve))));
+  return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+}
+
+const json = (res: ServerResponse, status: number, body: unknown) => {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+};
+const check = (id: string): Check => CHECKS.find((c) => c.id === id)!;
+
+describe('doctor checks in-process', () => {
+  it('a DA node that serves no REST path (a stand-in): da-health and da-sync fall back to JSON-RPC; a slow answer warns', async () => {
+    let delayMs = 0;
+    const da = await standIn(async (req, body, res) => {
+      if (req.method !== 'POST') return json(res, 404, { error: 'no such path' });
+      const { id, method } = JSON.parse(body) as { id: number; method: string };
+      await new Promise((r) => setTimeout(r, delayMs));
+      if (method === 'header.NetworkHead') return json(res, 200, { jsonrpc: '2.0', id, result: { header: { chain_id: 'mocha-4', height: '42', time: new Date().toISOString() } } });
+      if (method === 'header.SyncState') return json(res, 200, { jsonrpc: '2.0', id, result: { id: 1, height: 42, from_height: 1, to_height: 42 } });
+      json(res, 200, { jsonrpc: '2.0', id, error: { code: -32601, message: `method '${method}' not found` } });
+    });
+    const ctx = buildContext({ home: home({ 'da.address': da, 'da.request_timeout': '1s' }), env: {} });
+    expect(await runCheck(check('da-health'), ctx)).toMatchObject({ status: 'ok', message: expect.stringMatching(/no GET \/health: HTTP 404; header\.NetworkHead height 42/) });
+    expect(await runCheck(check('da-sync'), ctx)).toMatchObject({ status: 'ok', message: expect.stringMatching(/^DA node synced at height 42 \(header\.SyncState in \d+ ms\)/) });
+    expect(await runCheck(check('da-balance'), ctx)).toMatchObject({ status: 'warn', message: expect.stringMatching(/does not serve state\.Balance/) });
+    delayMs = 600; // above half of da.request_timeout (1s): slow
+    const slow = await runCheck(check('da-sync'), ctx);
+    expect(slow).toMatchObject({ status: 'warn', message: expect.stringMatching(/synced at height 42, but slow: header\.SyncState took \d+ ms/) });
+    expect(slow.remedy).toContain('raise --node.da.request_timeout (now 1s)');
+  });
+
+  it('node: while catching up, warns "falling behind" when the height rises slower than the chain (a stand-in node), ok when faster', async () => {
+    let height = 100;
+    let step = 1;
+    const node = await standIn((req, _body, res) => {
+      if (req.url === '/health/live') return res.end('OK');
+      if (req.url === '/health/ready') return res.end('READY');
+      height += step;
+      json(res, 200, { result: { node_info: { network: 'checks-1' }, sync_info: { latest_block_height: String(height), catching_up: true }, validator_info: { voting_power: '0' } } });
+    });
+    const address = node.replace('http://', '');
+    const h = home({ 'rpc.address': address, 'rpc.status_address': address, 'node.block_time': '100ms' });
+    writeFileSync(join(h, 'data', 'node.pid'), `${process.pid}\n`); // "running": this process answers for it
+    const ctx: DoctorContext = buildContext({ home: h, env: {}, timeoutMs: 3000 });
+    const behind = await runCheck(check('node'), ctx);
+    expect(behind.status, behind.message).toBe('warn');
+    expect(behind.message).toMatch(/^falling behind: catching up, but height 101 → 102 in \d\.\d s \(\d+\.\d blocks\/s; the chain makes 10\.0 at node\.block_time 100ms\)/);
+    step = 1000;
+    const gaining = await runCheck(check('node'), ctx);
+    expect(gaining).toMatchObject({ status: 'ok', message: expect.stringMatching(/^live, ready, catching up: height \d+ → \d+/) });
+  });
+
+  it('the runner: a check that overruns its bound or throws becomes a failed result, never a crash', async () => {
+    const ctx = buildContext({ home: home(), env: {}, timeoutMs: 200 });
+    const hangs: Check = { id: 'peers', verifies: '', run: () => new Promise(() => undefined) };
+    const throws: Check = { id: 'engine', verifies: '', run: async () => { throw new TypeError('boom'); } };
+    expect(await runCheck(hangs, ctx)).toEqual({ id: 'peers', status: 'fail', message: 'no answer within 200ms', remedy: 'raise --timeout (now 200ms) if the service is just slow' });
+    expect(await runCheck(throws, ctx)).toMatchObject({ id: 'engine', status: 'fail', message: 'the check could not finish: boom' });
+  });
+
+  it('--check takes ids repeated or comma-separated, in report order; unknown ones are named', () => {
+    expect(selectChecks(['node,config', 'peers'])).toEqual(['config', 'peers', 'node']);
+    expect(selectChecks(undefined)).toHaveLength(CHECKS.length);
+    expect(() => selectChecks(['config', 'dns,disk'])).toThrow(UnknownCheckError);
+    expect(() => selectChecks(['dns'])).toThrow(/unknown check "dns"; the checks are config, data-dir, ports/);
+  });
+});

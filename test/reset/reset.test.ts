@@ -1,0 +1,321 @@
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { copyFileSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { initHome } from '../../src/home/index.js';
+import { parseConfigText } from '../../src/config/index.js';
+import { emptyDir, planReset, removeEntry, ResetError, UnsafePathError } from '../../src/reset/index.js';
+import { Daemon, RUN_JS, freePort, getBlockJson, killAll, latestHeight, runCli, tempHome, waitFor } from '../helpers/daemon.js';
+import { DaServer } from '../helpers/da.js';
+import { EthereumJs, killAllEthereumJs } from '../doctor/ethereumjs.js';
+
+const homes: Array<ReturnType<typeof tempHome>> = [];
+const newDir = () => {
+  const h = tempHome('noded-reset-');
+  homes.push(h);
+  return h.dir;
+};
+
+afterEach(async () => {
+  await Promise.all([killAll(), killAllEthereumJs()]);
+});
+afterAll(() => {
+  for (const h of homes) h.cleanup();
+});
+
+/** Every entry under `dir` (links not followed) with its content: equal snapshots mean nothing was touched. */
+function snapshot(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const walk = (path: string, rel: string) => {
+    const st = lstatSync(path);
+    if (st.isSymbolicLink()) out[rel] = `-> ${readlinkSync(path)}`;
+    else if (st.isDirectory()) {
+      out[rel] = 'dir';
+      for (const name of readdirSync(path)) walk(join(path, name), `${rel}/${name}`);
+    } else out[rel] = readFileSync(path, 'utf8');
+  };
+  walk(dir, '.');
+  return out;
+}
+
+const reset = (kind: string, home: string, ...args: string[]) => runCli(['reset', kind, '--home', home, ...args]);
+const errorOf = (stdout: string) => (JSON.parse(stdout) as { error: { code: string; message: string; exit: number } }).error;
+
+/** A home with something in every place a reset looks. */
+function filledHome(chainId: string, aggregator: boolean, config: Parameters<typeof initHome>[0]['config'] = {}): string {
+  const home = newDir();
+  initHome({ home, chainId, aggregator, force: false, config });
+  mkdirSync(join(home, 'data', 'store'));
+  writeFileSync(join(home, 'data', 'store', 'CURRENT'), 'MANIFEST-000001\n');
+  writeFileSync(join(home, 'data', 'cache', 'da.json'), '{}\n');
+  return home;
+}
+
+describe('reset soft against real processes', () => {
+  it('refuses while the node runs; after it stops, empties data/, keeps config/, and start resyncs the full node from DA', async () => {
+    const da = await DaServer.start(newDir());
+    const aggHome = newDir();
+    const fullHome = newDir();
+    initHome({ home: aggHome, chainId: 'reset-soft', aggregator: true, force: false });
+    initHome({ home: fullHome, chainId: 'reset-soft', aggregator: false, force: false });
+    copyFileSync(join(aggHome, 'config', 'genesis.json'), join(fullHome, 'config', 'genesis.json'));
+    const onDa = ['--no-node.da.local', '--node.da.address', da.address];
+    const agg = await Daemon.start(aggHome, [...onDa, '--node.node.block_time', '100ms']);
+    let full = await Daemon.start(fullHome, onDa);
+    await waitFor(async () => (await latestHeight(full.rpc)) >= 5, 'the full node at height 5', 20_000);
+
+    const before = snapshot(join(fullHome, 'config'));
+    const [soft, hard, evm] = await Promise.all([
+      reset('soft', fullHome, '--yes', '--json'),
+      reset('hard', fullHome, '--yes', '--json'),
+      reset('evm', fullHome, '--yes', '--json', '--execution-db', newDir()),
+    ]);
+    for (const res of [soft, hard, evm]) {
+      expect(res.code, res.stdout).toBe(1);
+      expect(errorOf(res.stdout)).toMatchObject({ code: 'NODE_RUNNING', message: expect.stringContaining(`process ${full.pid}`) });
+    }
+    expect(existsSync(join(fullHome, 'data', 'store'))).toBe(true);
+
+    // Killed, not stopped: the pid file stays behind, names a dead process, and is reported and ignored.
+    const pid = full.pid;
+    await full.kill('SIGKILL');
+    const data = snapshot(join(fullHome, 'data'));
+    const [dry, unconfirmed] = await Promise.all([reset('soft', fullHome, '--dry-run', '--json'), reset('soft', fullHome)]);
+    expect(dry.code, dry.stdout).toBe(0);
+    expect(JSON.parse(dry.stdout)).toMatchObject({ action: 'soft', dry_run: true, deleted: expect.arrayContaining([join(fullHome, 'data', 'store'), join(fullHome, 'data', 'node.pid')]) });
+    expect(unconfirmed.code).toBe(2);
+    expect(unconfirmed.stderr).toMatch(/pass --yes/);
+    expect(snapshot(join(fullHome, 'data'))).toEqual(data);
+
+    const done = await reset('soft', fullHome, '--yes');
+    expect(done.code, done.stdout + done.stderr).toBe(0);
+    expect(done.stdout).toContain(`names process ${pid}, which is gone (a killed or crashed node): ignored`);
+    expect(done.stdout).toContain(`deleted ${join(fullHome, 'data', 'store')}`);
+    expect(readdirSync(join(fullHome, 'data'))).toEqual([]);
+    expect(snapshot(join(fullHome, 'config'))).toEqual(before);
+
+    full = await Daemon.start(fullHome, onDa);
+    const target = await latestHeight(agg.rpc);
+    await waitFor(async () => (await latestHeight(full.rpc)) >= target, `the full node to resync to ${target}`, 30_000);
+    const [a, f] = await Promise.all([getBlockJson(agg.rpc, { height: 3 }), getBlockJson(full.rpc, { height: 3 })]);
+    expect(f.text).toBe(a.text);
+  });
+});
+
+describe('reset hard', () => {
+  it('re-inits with the previous chain id and role; keys are regenerated; --chain-id overrides', async () => {
+    const agg = filledHome('hard-agg-1', true);
+    const full = filledHome('hard-full-1', false);
+    writeFileSync(join(agg, 'notes.txt'), 'operator notes\n');
+    const oldSigner = readFileSync(join(agg, 'config', 'signer.json'), 'utf8');
+    const [a, f] = await Promise.all([reset('hard', agg, '--yes', '--json'), reset('hard', full, '--yes', '--chain-id', 'hard-full-2')]);
+    expect(a.code, a.stdout + a.stderr).toBe(0);
+    const result = JSON.parse(a.stdout);
+    expect(result).toMatchObject({ action: 'hard', dry_run: false, init: { chain_id: 'hard-agg-1', aggregator: true } });
+    expect(result.deleted).toEqual([join(agg, 'config'), join(agg, 'data'), join(agg, 'notes.txt')]);
+    expect(result.notes).toContain('keys are regenerated: the node gets a new identity (a new signing key and P2P peer id)');
+    expect(existsSync(join(agg, 'notes.txt'))).toBe(false);
+    expect(JSON.parse(readFileSync(join(agg, 'config', 'genesis.json'), 'utf8')).chain_id).toBe('hard-agg-1');
+    expect(parseConfigText(readFileSync(join(agg, 'config', 'node.yml'), 'utf8'), 'node.yml').node.aggregator).toBe(true);
+    expect(readFileSync(join(agg, 'config', 'signer.json'), 'utf8')).not.toBe(oldSigner);
+    expect(readdirSync(join(agg, 'data'))).toEqual(['cache']);
+
+    expect(f.code, f.stdout + f.stderr).toBe(0);
+    expect(f.stdout).toContain('Then runs: noded init --chain-id hard-full-2\n');
+    expect(f.stdout).toMatch(/keys are regenerated/);
+    expect(f.stdout).toMatch(/a full node needs the chain's genesis.json again/);
+    expect(JSON.parse(readFileSync(join(full, 'config', 'genesis.json'), 'utf8')).chain_id).toBe('hard-full-2');
+    expect(parseConfigText(readFileSync(join(full, 'config', 'node.yml'), 'utf8'), 'node.yml').node.aggregator).toBe(false);
+  });
+});
+
+describe('reset evm against the real EthereumJS client', () => {
+  it('refuses while the execution client answers; once it is stopped, empties exactly its database and data/cache; the client then rebuilds', async () => {
+    const outside = newDir();
+    const db = join(outside, 'el-db');
+    const enginePort = await freePort();
+    const home = filledHome('reset-evm', true, {
+      'execution.type': 'evm',
+      'execution.engine_url': `http://127.0.0.1:${enginePort}`,
+      'execution.db_path': db,
+    });
+    writeFileSync(join(outside, 'keep.txt'), 'beside the database\n');
+    let el = await EthereumJs.start(join(outside, 'el'), { dataDir: db, enginePort });
+    expect(readdirSync(db).length).toBeGreaterThan(0);
+
+    const live = await reset('evm', home, '--yes', '--json');
+    expect(live.code, live.stdout).toBe(1);
+    expect(errorOf(live.stdout)).toMatchObject({ code: 'ENGINE_RUNNING', message: expect.stringContaining(`answers at http://127.0.0.1:${enginePort}`) });
+    // --force goes past it (shown with --dry-run, which deletes nothing).
+    const forced = await reset('evm', home, '--yes', '--force', '--dry-run');
+    expect(forced.code, forced.stdout + forced.stderr).toBe(0);
+    expect(forced.stdout).toMatch(/going ahead because of --force/);
+    await el.kill();
+
+    const homeBefore = snapshot(home);
+    const outsideBefore = snapshot(outside);
+    const res = await reset('evm', home, '--yes');
+    expect(res.code, res.stdout + res.stderr).toBe(0);
+    expect(res.stdout).toContain(`deleted ${db}/*`);
+    expect(res.stdout).toContain(`deleted ${join(home, 'data', 'cache')}/*`);
+    expect(res.stdout).toMatch(/\n1\. start the execution client first .*\n2\. then start the node: `noded start --home /);
+    expect(readdirSync(db)).toEqual([]);
+    expect(readdirSync(join(home, 'data', 'cache'))).toEqual([]);
+    // Everything else is as it was: the home but data/cache's contents, the outside dir but the database's contents.
+    const keptHome = Object.fromEntries(Object.entries(homeBefore).filter(([k]) => !k.startsWith('./data/cache/')));
+    expect(snapshot(home)).toEqual(keptHome);
+    const keptOutside = Object.fromEntries(Object.entries(outsideBefore).filter(([k]) => !k.startsWith('./el-db/')));
+    expect(snapshot(outside)).toEqual(keptOutside);
+
+    el = await EthereumJs.start(join(outside, 'el'), { dataDir: db, enginePort, jwtFile: el.jwtFile });
+    expect(readdirSync(db).length).toBeGreaterThan(0);
+  });
+});
+
+describe('reset: never outside the home and execution.db_path', () => {
+  it('refuses a symlinked data/, db_path "..", "/", the home, config/, a symlink to the home\'s parent, a symlinked data/cache; removes a symlinked entry, not its target', async () => {
+    const outside = newDir();
+    writeFileSync(join(outside, 'canary'), 'must survive\n');
+    const engine = `http://127.0.0.1:${await freePort()}`;
+    const evmHome = (dbPath: string) => filledHome('escape', true, { 'execution.db_path': dbPath, 'execution.engine_url': engine });
+
+    const linkedData = filledHome('escape', true);
+    const realData = join(linkedData, 'data');
+    const moved = join(outside, 'moved-data');
+    mkdirSync(moved);
+    writeFileSync(join(moved, 'canary'), 'must survive\n');
+    rmSync(realData, { recursive: true });
+    symlinkSync(moved, realData);
+
+    const linkedEntry = filledHome('escape', true);
+    const target = join(outside, 'store-elsewhere');
+    mkdirSync(target);
+    writeFileSync(join(target, 'canary'), 'must survive\n');
+    symlinkSync(target, join(linkedEntry, 'data', 'linked-store'));
+
+    const dotdot = evmHome('..');
+    const root = evmHome('/');
+    const itself = evmHome('.');
+    const config = evmHome('config');
+    const parentLink = evmHome('');
+    symlinkSync(join(parentLink, '..'), join(outside, 'parent-link'));
+    const linkedCache = evmHome(join(outside, 'fine-db'));
+    mkdirSync(join(outside, 'fine-db'));
+    const cacheTarget = join(outside, 'cache-elsewhere');
+    mkdirSync(cacheTarget);
+    writeFileSync(join(cacheTarget, 'canary'), 'must survive\n');
+    rmSync(join(linkedCache, 'data', 'cache'), { recursive: true });
+    symlinkSync(cacheTarget, join(linkedCache, 'data', 'cache'));
+    const notAHome = join(outside, 'not-a-home');
+    mkdirSync(notAHome);
+    writeFileSync(join(notAHome, 'precious'), 'x\n');
+
+    const outsideBefore = snapshot(outside);
+    const before = [linkedData, dotdot, root, itself, config, parentLink, linkedCache].map(snapshot);
+    // Through the command where it matters most; the other refusals through planReset, the same rules in-process.
+    const runs = await Promise.all([
+      reset('soft', linkedData, '--yes', '--json'),
+      reset('evm', dotdot, '--yes', '--json'),
+      reset('evm', linkedCache, '--yes', '--json'),
+      reset('hard', '/', '--dry-run', '--json'),
+    ]);
+    const cli: Array<[string, RegExp]> = [
+      ['UNSAFE_PATH', /data is a symlink to .*moved-data, outside the home/],
+      ['UNSAFE_PATH', /as the execution database: it holds the node home/],
+      ['UNSAFE_PATH', /refusing to delete .*data\/cache\/canary \(really .*cache-elsewhere\/canary\): it is outside/],
+      ['UNSAFE_PATH', /refusing to delete \/: it is \/ or holds your home directory/],
+    ];
+    runs.forEach((res, i) => {
+      const [code, message] = cli[i]!;
+      expect(res.code, `${i}: ${res.stdout}${res.stderr}`).toBe(1);
+      expect(errorOf(res.stdout), String(i)).toMatchObject({ code, message: expect.stringMatching(message), exit: 1 });
+    });
+    const refusals: Array<[() => Promise<unknown>, string, RegExp, number]> = [
+      [() => planReset('evm', { home: root }), 'UNSAFE_PATH', /refusing to use \/ as the execution database: it is \//, 1],
+      [() => planReset('evm', { home: itself }), 'UNSAFE_PATH', /as the execution database: it is the node home/, 1],
+      [() => planReset('evm', { home: config }), 'UNSAFE_PATH', /as the execution database: it is inside the home's config\/ \(keys\)/, 1],
+      [() => planReset('evm', { home: parentLink, executionDb: join(outside, 'parent-link') }), 'UNSAFE_PATH', /parent-link \(really .*\) as the execution database: it holds the node home/, 1],
+      [() => planReset('evm', { home: parentLink }), 'EXECUTION_DB_UNSET', /set execution.db_path in node.yml, or give --execution-db DIR/, 2],
+      [() => planReset('hard', { home: notAHome }), 'NOT_A_HOME', /is not a node home/, 1],
+    ];
+    for (const [plan, code, message, exit] of refusals) {
+      const err = await plan().catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(ResetError);
+      expect(err).toMatchObject({ code, exit, message: expect.stringMatching(message) });
+    }
+    expect(snapshot(outside)).toEqual(outsideBefore);
+    expect([linkedData, dotdot, root, itself, config, parentLink, linkedCache].map(snapshot)).toEqual(before);
+
+    // A symlink inside data/ is an entry of the home: the link goes, what it points to stays.
+    const res = await reset('soft', linkedEntry, '--yes');
+    expect(res.code, res.stdout + res.stderr).toBe(0);
+    expect(res.stdout).toMatch(/linked-store — symlink to .*store-elsewhere \(the link is removed, not what it points to\)/);
+    expect(readdirSync(join(linkedEntry, 'data'))).toEqual([]);
+    expect(readFileSync(join(target, 'canary'), 'utf8')).toBe('must survive\n');
+  });
+
+  it('removeEntry and emptyDir never follow a link and refuse an entry whose real place is outside the roots', () => {
+    const root = newDir();
+    const outside = newDir();
+    writeFileSync(join(outside, 'canary'), 'x');
+    mkdirSync(join(root, 'a', 'b'), { recursive: true });
+    symlinkSync(outside, join(root, 'a', 'b', 'out'));
+    symlinkSync(join(outside, 'canary'), join(root, 'a', 'file-link'));
+    expect(removeEntry(join(root, 'a'), [root])).toBe(4); // a, a/b, a/b/out (the link), a/file-link
+    expect(readFileSync(join(outside, 'canary'), 'utf8')).toBe('x');
+    symlinkSync(outside, join(root, 'via'));
+    expect(() => removeEntry(join(root, 'via', 'canary'), [root])).toThrow(UnsafePathError);
+    expect(() => emptyDir(join(root, 'via'), [root])).toThrow(/outside/);
+    expect(() => removeEntry(root, [root])).toThrow(UnsafePathError);
+    expect(readFileSync(join(outside, 'canary'), 'utf8')).toBe('x');
+  });
+});
+
+describe('reset --dry-run', () => {
+  it('soft, hard and evm list what they would delete and delete nothing', async () => {
+    const outside = newDir();
+    const db = join(outside, 'db');
+    mkdirSync(db);
+    writeFileSync(join(db, 'chain.ldb'), 'state\n');
+    const home = filledHome('dry-1', true, { 'execution.db_path': db, 'execution.engine_url': `http://127.0.0.1:${await freePort()}` });
+    const [homeBefore, outsideBefore] = [snapshot(home), snapshot(outside)];
+    const [soft, hard, evm] = await Promise.all([
+      reset('soft', home, '--dry-run', '--json'),
+      reset('hard', home, '--dry-run'),
+      reset('evm', home, '--dry-run', '--json'),
+    ]);
+    expect(soft.code, soft.stderr).toBe(0);
+    expect(JSON.parse(soft.stdout)).toMatchObject({ action: 'soft', dry_run: true, deleted: [join(home, 'data', 'cache'), join(home, 'data', 'store')] });
+    expect(hard.code, hard.stderr).toBe(0);
+    expect(hard.stdout).toContain('Would delete:');
+    expect(hard.stdout).toContain('Would then run: noded init --chain-id dry-1 --aggregator');
+    expect(hard.stdout).toContain('Dry run: nothing was deleted.');
+    expect(evm.code, evm.stderr).toBe(0);
+    expect(JSON.parse(evm.stdout)).toMatchObject({ action: 'evm', dry_run: true, deleted: [`${db}/*`, `${join(home, 'data', 'cache')}/*`] });
+    expect(snapshot(home)).toEqual(homeBefore);
+    expect(snapshot(outside)).toEqual(outsideBefore);
+  });
+});
+
+describe.skipIf(spawnSync('script', ['--version']).status !== 0)('reset on a terminal', () => {
+  it('asks, listing what it deletes: y deletes (shown as a listr2 task list), anything else deletes nothing', async () => {
+    const [yes, no] = [filledHome('tty-1', true), filledHome('tty-2', true)];
+    const noBefore = snapshot(no);
+    const onTty = (home: string, answer: string) =>
+      spawnSync('script', ['-qec', `stty cols 200; ${process.execPath} ${RUN_JS} reset soft --home ${home}`, '/dev/null'], {
+        input: `${answer}\n`,
+        encoding: 'utf8',
+        env: Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'NO_COLOR' && k !== 'FORCE_COLOR')),
+        timeout: 30_000,
+      });
+    const [y, n] = [onTty(yes, 'y'), onTty(no, 'n')];
+    expect(y.status, y.stdout).toBe(0);
+    expect(y.stdout).toContain(`${join(yes, 'data', 'store')} — the block store`);
+    expect(y.stdout).toContain('Delete these 2 paths? [y/N]');
+    expect(y.stdout).toMatch(new RegExp(`\\u001b\\[32m✔\\u001b\\[39m deleted ${join(yes, 'data', 'store')}`));
+    expect(readdirSync(join(yes, 'data'))).toEqual([]);
+    expect(n.status, n.stdout).toBe(1);
+    expect(n.stdout).toContain('cancelled: nothing was deleted');
+    expect(snapshot(no)).toEqual(noBefore);
+  });
+});
