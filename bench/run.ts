@@ -1,0 +1,99 @@
+/**
+ * `npm run bench`: noded's figures, each beside a baseline measured in the same
+ * run (DESIGN.md §12). Writes bench/results/bench-<time>.json and latest.md and
+ * prints the table.
+ *
+ *   node dist/bench/run.js [--quick] [--only NAME[,NAME]] [--noded-only]
+ */
+import { parseArgs } from 'node:util';
+import { getBlock } from './figures/getblock.js';
+import { idleRss } from './figures/idle-rss.js';
+import { producer } from './figures/producer.js';
+import { version } from './figures/version.js';
+import type { Bench } from './lib/figure.js';
+import { packageRoot } from './lib/node.js';
+import { markdownTable, runMeta, writeResults, type Row } from './lib/report.js';
+import { killLiveChildren, Scope } from './lib/scope.js';
+
+const BENCHES: Bench[] = [getBlock, producer, version, idleRss];
+
+const USAGE = `usage: node dist/bench/run.js [--quick] [--only NAME[,NAME…]] [--noded-only]
+
+  --quick        short rounds (a smoke run; figures are noisier)
+  --only NAME    run only these benchmarks: ${BENCHES.map((b) => b.name).join(', ')}
+  --noded-only   measure noded's side alone, no baseline, results not written
+                 (to profile noded: node --cpu-prof … --noded-only, then node dist/bench/profile.js)
+
+${BENCHES.map((b) => `  ${b.name.padEnd(9)} ${b.description}`).join('\n')}
+`;
+
+function parseOptions(): { quick: boolean; nodedOnly: boolean; benches: Bench[] } {
+  const { values } = parseArgs({
+    options: {
+      quick: { type: 'boolean', default: false },
+      only: { type: 'string', multiple: true },
+      'noded-only': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
+  const names = (values.only ?? []).flatMap((s) => s.split(',')).filter(Boolean);
+  const unknown = names.filter((n) => !BENCHES.some((b) => b.name === n));
+  if (unknown.length) throw new UsageError(`unknown benchmark ${unknown.join(', ')}; choose from ${BENCHES.map((b) => b.name).join(', ')}`);
+  const benches = names.length ? BENCHES.filter((b) => names.includes(b.name)) : BENCHES;
+  return { quick: values.quick!, nodedOnly: values['noded-only']!, benches };
+}
+
+class UsageError extends Error {}
+
+/** The running benchmark's resources, for a signal to release. */
+let current: Scope | null = null;
+/** Set by SIGINT/SIGTERM: the errors that follow (children killed mid-figure) are its echo, not news. */
+let interrupted = false;
+
+async function main(): Promise<void> {
+  const { quick, nodedOnly, benches } = parseOptions();
+  const meta = runMeta(quick, benches.map((b) => b.name));
+  const rows: Row[] = [];
+  for (const bench of benches) {
+    process.stderr.write(`bench: ${bench.name}: ${bench.description}…\n`);
+    // Each benchmark releases its node, servers, children and temp dirs before the next one
+    // starts, so nothing it left running skews the next figure.
+    current = new Scope();
+    try {
+      rows.push(...(await bench.run({ quick, nodedOnly }, current)));
+    } finally {
+      await current.close();
+      current = null;
+    }
+  }
+  if (nodedOnly) {
+    // A profiling run has no baselines: print it, but keep it out of the results.
+    process.stdout.write(`\n${markdownTable(rows, meta)}`);
+    return;
+  }
+  const { json, markdown, table } = writeResults(`${packageRoot()}bench/results`, meta, rows);
+  process.stdout.write(`\n${table}\nwrote ${json}\nwrote ${markdown}\n`);
+}
+
+// Children must not outlive the run, however it ends.
+process.on('exit', killLiveChildren);
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    interrupted = true;
+    killLiveChildren();
+    // Then the in-process node and temp dirs; a second signal exits at once.
+    void (current?.close() ?? Promise.resolve()).finally(() => process.exit(130));
+  });
+}
+
+try {
+  await main();
+} catch (err) {
+  if (interrupted) process.stderr.write('bench: interrupted\n');
+  else process.stderr.write(`bench: ${err instanceof UsageError ? `${err.message}\n${USAGE}` : ((err as Error).stack ?? String(err))}\n`);
+  process.exitCode = err instanceof UsageError ? 2 : 1;
+}
