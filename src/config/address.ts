@@ -47,7 +47,6 @@ export function isAbciAddress(text: string): boolean {
 // /<ip4|ip6|dns…>/<host>/tcp/<port>.
 const TCP_MULTIADDR = String.raw`/(?:ip4|ip6|dns|dns4|dns6)/[^/\s]+/tcp/(\d{1,5})`;
 const LISTEN_MULTIADDR = new RegExp(`^${TCP_MULTIADDR}$`);
-const PEER_MULTIADDR = new RegExp(`^${TCP_MULTIADDR}/p2p/[1-9A-HJ-NP-Za-km-z]+$`); // peer id in base58
 
 function matchesWithPort(pattern: RegExp, text: string): boolean {
   const m = pattern.exec(text);
@@ -64,9 +63,4 @@ export function parsePeerList(text: string): string[] {
     .split(',')
     .map((peer) => peer.trim())
     .filter((peer) => peer !== '');
-}
-
-/** A peer list whose every entry is /ip4/<ip>/tcp/<port>/p2p/<peer_id>; empty is allowed (DA-only sync). */
-export function isPeerList(text: string): boolean {
-  return parsePeerList(text).every((peer) => matchesWithPort(PEER_MULTIADDR, peer));
 }

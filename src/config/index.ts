@@ -7,4 +7,15 @@ export { renderConfigTable, renderNodeYml, type ConfigOverrides } from './render
 export { DEV_HOME, homePaths, resolveHome, resolveHomePath, type HomePaths } from './home.js';
 export { DURATION_FORM, formatDuration, parseDuration } from './duration.js';
 export { parseHostPort, parsePeerList, type HostPort } from './address.js';
+export {
+  PEER_ADDRESS_EXAMPLE,
+  PEER_ADDRESS_FORMAT,
+  PeerAddressError,
+  isPeerId,
+  parsePeerAddress,
+  parsePeerAddresses,
+  peerListProblem,
+  type HostProtocol,
+  type PeerAddress,
+} from './peer-address.js';
 export { NAMESPACE_SIZE, daNamespace, dataNamespace } from './namespace.js';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { HOST_PORT_FORM, isAbciAddress, isHttpUrl, isListenMultiaddr, isPeerList, matchHostPort } from './address.js';
+import { HOST_PORT_FORM, isAbciAddress, isHttpUrl, isListenMultiaddr, matchHostPort } from './address.js';
+import { PEER_ADDRESS_EXAMPLE, PEER_ADDRESS_FORMAT, peerListProblem } from './peer-address.js';
 import { DURATION_FORM, formatDuration, tryParseDuration } from './duration.js';
 
 /**
@@ -63,9 +64,18 @@ function number(defaultValue: number, isValid: (n: number) => boolean, expected:
   return field(schema.prefault(defaultValue), { kind: 'number', default: String(defaultValue) }, description);
 }
 
-/** A string key; `form` checks it and says what it should look like. */
-function text(defaultValue: string, description: string, form?: { isValid: (s: string) => boolean; expected: string }) {
-  const schema = form ? z.string({ error: form.expected }).refine(form.isValid, { error: form.expected }) : z.string({ error: 'a string' });
+/**
+ * A string key; `form` checks it and says what it should look like, and
+ * `problem`, when given, what is wrong with a value it refuses.
+ */
+function text(defaultValue: string, description: string, form?: { isValid: (s: string) => boolean; expected: string; problem?: (s: string) => string | undefined }) {
+  const refused = (value: unknown) => {
+    const problem = form?.problem?.(String(value));
+    return problem ? `${form!.expected}: ${problem}` : form!.expected;
+  };
+  const schema = form
+    ? z.string({ error: form.expected }).refine(form.isValid, { error: (issue) => refused(issue.input) })
+    : z.string({ error: 'a string' });
   return field(schema.prefault(defaultValue), { kind: 'string', default: defaultValue }, description);
 }
 
@@ -132,8 +142,9 @@ const p2p = section({
     expected: 'a multiaddr like /ip4/0.0.0.0/tcp/7676',
   }),
   peers: text('', 'Peers to connect to, comma-separated /ip4/<ip>/tcp/<port>/p2p/<peer_id>; when empty, the node syncs from DA only', {
-    isValid: isPeerList,
-    expected: 'comma-separated peer addresses like /ip4/10.0.0.5/tcp/7676/p2p/12D3KooW… (a bare peer id is not an address)',
+    isValid: (list) => peerListProblem(list) === undefined,
+    expected: `comma-separated peer addresses ${PEER_ADDRESS_FORMAT}, like ${PEER_ADDRESS_EXAMPLE}`,
+    problem: peerListProblem,
   }),
 });
 

@@ -156,8 +156,14 @@ describe('config errors', () => {
     expect(parseConfigText('rpc:\n  address: 127.0.0.1:0\n', 'node.yml').rpc.address).toBe('127.0.0.1:0');
   });
 
-  it('refuses a bare peer id as a peer address', () => {
-    expect(configErrorOf(() => parseConfigText('p2p:\n  peers: 12D3KooWA\n', 'node.yml')).message).toContain('p2p.peers: got "12D3KooWA", expected comma-separated peer addresses');
+  it('refuses a bare peer id, or any entry that is not a full peer address, naming the entry and what is wrong', () => {
+    const id = '12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN';
+    const bare = configErrorOf(() => parseConfigText(`p2p:\n  peers: ${id}\n`, 'node.yml')).message;
+    expect(bare).toContain(`p2p.peers: got "${id}", expected comma-separated peer addresses /ip4/<ip>/tcp/<port>/p2p/<peer_id>`);
+    expect(bare).toContain(`entry "${id}" is a bare peer id`);
+    const second = configErrorOf(() => parseConfigText(`p2p:\n  peers: /ip4/10.0.0.5/tcp/7676/p2p/${id},/ip4/10.0.0.6/tcp/7676\n`, 'node.yml')).message;
+    expect(second).toContain('entry "/ip4/10.0.0.6/tcp/7676" has no /p2p/<peer_id> part');
+    expect(parseConfigText(`p2p:\n  peers: /ip4/10.0.0.5/tcp/7676/p2p/${id}\n`, 'node.yml').p2p.peers).toBe(`/ip4/10.0.0.5/tcp/7676/p2p/${id}`);
   });
 
   it('reports every problem together, one per line, whatever layer it came from', () => {

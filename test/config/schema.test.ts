@@ -94,13 +94,13 @@ describe('renderNodeYml', () => {
   });
 
   it('writes overrides, durations given as text or milliseconds', () => {
-    const text = renderNodeYml({ 'node.aggregator': true, 'node.block_time': 250, 'da.request_timeout': '1m', 'p2p.peers': '/ip4/10.0.0.5/tcp/7676/p2p/12D3KooWA' });
+    const text = renderNodeYml({ 'node.aggregator': true, 'node.block_time': 250, 'da.request_timeout': '1m', 'p2p.peers': '/ip4/10.0.0.5/tcp/7676/p2p/12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN' });
     const config = parseConfigText(text, 'node.yml');
     expect(config.node.aggregator).toBe(true);
     expect(config.node.block_time).toBe(250);
     expect(text).toContain('  block_time: 250ms\n');
     expect(config.da.request_timeout).toBe(60_000);
-    expect(config.p2p.peers).toBe('/ip4/10.0.0.5/tcp/7676/p2p/12D3KooWA');
+    expect(config.p2p.peers).toBe('/ip4/10.0.0.5/tcp/7676/p2p/12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN');
   });
 
   it('refuses an override that would not load', () => {

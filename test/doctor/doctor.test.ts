@@ -303,7 +303,7 @@ describe('noded doctor against a running devnet', () => {
       doctor(home, ['--node.p2p.peers', `/ip4/127.0.0.1/tcp/${closed}/p2p/${bare}`]),
     ]);
     const failed = expectOnlyFailure(run, 'peers');
-    expect(failed.message).toBe(`"${bare}" is a bare peer id, not an address (from flag --node.p2p.peers)`);
+    expect(failed.message).toBe(`"${bare}" is a bare peer id: a peer address also says where to reach the peer (from flag --node.p2p.peers)`);
     expect(failed.remedy).toContain('/ip4/<ip>/tcp/<port>/p2p/<peer_id>');
     expect(run.byId.config!.message).toMatch(/p2p\.peers is reported by the peers check/);
 

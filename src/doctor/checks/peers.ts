@@ -1,10 +1,7 @@
 import { connect } from 'node:net';
-import { formatDuration, parsePeerList } from '../../config/index.js';
+import { PEER_ADDRESS_FORMAT, PeerAddressError, formatDuration, parsePeerAddress, parsePeerList, type PeerAddress } from '../../config/index.js';
 import type { Check, Verdict } from '../types.js';
 
-const PEER = /^\/(ip4|ip6|dns|dns4|dns6)\/([^/\s]+)\/tcp\/(\d{1,5})\/p2p\/([1-9A-HJ-NP-Za-km-z]+)$/;
-const BARE_PEER_ID = /^(12D3KooW|16Uiu2|Qm)[1-9A-HJ-NP-Za-km-z]+$|^[1-9A-HJ-NP-Za-km-z]{40,}$/;
-const FORMAT = '/ip4/<ip>/tcp/<port>/p2p/<peer_id> (e.g. /ip4/10.0.0.5/tcp/7676/p2p/12D3KooW…)';
 
 /** TCP connect to host:port within the bound; resolves with the error code, or undefined when it connected. */
 function tcpReach(host: string, port: number, timeoutMs: number, signal: AbortSignal): Promise<string | undefined> {
@@ -33,18 +30,20 @@ export const peersCheck: Check = {
     const peers = parsePeerList(text);
     if (peers.length === 0) return { status: 'ok', message: 'no peers configured: DA-only mode (the node syncs from DA)' };
     const bad: string[] = [];
-    const dial: Array<{ peer: string; host: string; port: number }> = [];
+    const dial: PeerAddress[] = [];
     for (const peer of peers) {
-      const m = PEER.exec(peer);
-      if (m && Number(m[3]) <= 65_535) dial.push({ peer, host: m[2]!, port: Number(m[3]) });
-      else if (BARE_PEER_ID.test(peer)) bad.push(`"${peer}" is a bare peer id, not an address`);
-      else bad.push(`"${peer}" is not a peer address`);
+      try {
+        dial.push(parsePeerAddress(peer));
+      } catch (err) {
+        if (!(err instanceof PeerAddressError)) throw err;
+        bad.push(`${JSON.stringify(err.entry)} ${err.problem}`);
+      }
     }
     if (bad.length > 0) {
       return {
         status: 'fail',
         message: `${bad.join('; ')}${raw ? ` (from ${raw.source})` : ''}`,
-        remedy: `write each peer in the full format ${FORMAT}, comma-separated, or leave p2p.peers empty (--node.p2p.peers "") to sync from DA only`,
+        remedy: `write each peer in the full format ${PEER_ADDRESS_FORMAT}, comma-separated, or leave p2p.peers empty (--node.p2p.peers "") to sync from DA only`,
       };
     }
     const reached = await Promise.all(dial.map(async (d) => ({ ...d, error: await tcpReach(d.host, d.port, ctx.timeoutMs, signal) })));

@@ -1,0 +1,21 @@
+import { describe, expect, it } from 'vitest';
+
+type WithResolvers = <T>() => { promise: Promise<T>; resolve: (v: T) => void; reject: (e: unknown) => void };
+const ctor = Promise as unknown as { withResolvers?: WithResolvers };
+
+describe('Promise.withResolvers polyfill', () => {
+  it('provides a working Promise.withResolvers, and loading it again changes nothing', async () => {
+    await import('../../src/util/polyfill.js');
+    const installed = ctor.withResolvers;
+    expect(installed).toBeTypeOf('function');
+    const { promise, resolve } = installed!<number>();
+    resolve(42);
+    await expect(promise).resolves.toBe(42);
+    const rejected = installed!<number>();
+    rejected.reject(new Error('no'));
+    await expect(rejected.promise).rejects.toThrow('no');
+
+    await import('../../src/util/polyfill.js?again' as string);
+    expect(ctor.withResolvers).toBe(installed);
+  });
+});
