@@ -1,5 +1,5 @@
 import { Flags } from '@oclif/core';
-import { resolveHome } from '../src/config/index.js';
+import { loadConfig, ownPeerAddress, resolveHome } from '../src/config/index.js';
 import { HomeError, initHome, type InitResult } from '../src/home/index.js';
 import { NodedCommand } from '../cli/base.js';
 
@@ -37,10 +37,11 @@ Refuses a directory that already holds a home unless --force is given; --force r
       if (err instanceof HomeError) this.fail(err.message, err.code);
       throw err;
     }
-    const p2pAddress = `/ip4/127.0.0.1/tcp/7676/p2p/${result.peerId}`;
+    const p2pAddress = ownPeerAddress(loadConfig({ home, env: {} }).p2p.listen_address, result.peerId);
     this.log(`Initialised ${result.aggregator ? 'an aggregator' : 'a full node'} home for chain ${result.chainId} in ${home}`);
     for (const path of result.created) this.log(`  created ${path}`);
-    this.log(`P2P address: ${p2pAddress} (use your public IP in place of 127.0.0.1)`);
+    this.log(`P2P address: ${p2pAddress}`);
+    this.log('  other nodes list it in p2p.peers; put this machine\'s public IP in place of 127.0.0.1 for nodes elsewhere');
     this.log(`Start it with: noded start${flags.home ? ` --home ${home}` : ''}`);
     return { ...result, p2p_address: p2pAddress };
   }

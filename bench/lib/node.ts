@@ -41,7 +41,7 @@ export function openNode(home: string, flags: ConfigFlags = {}): Promise<Node> {
   const config = loadConfig({
     home,
     env: {},
-    flags: { 'rpc.address': '127.0.0.1:0', 'rpc.status_address': '127.0.0.1:0', 'node.aggregator': true, ...NO_DA, ...flags },
+    flags: { 'rpc.address': '127.0.0.1:0', 'rpc.status_address': '127.0.0.1:0', 'p2p.listen_address': '/ip4/127.0.0.1/tcp/0', 'node.aggregator': true, ...NO_DA, ...flags },
   });
   return Node.init({ home, config, logger: silentLogger(), version: version() });
 }

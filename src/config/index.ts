@@ -12,6 +12,7 @@ export {
   PEER_ADDRESS_FORMAT,
   PeerAddressError,
   isPeerId,
+  ownPeerAddress,
   parsePeerAddress,
   parsePeerAddresses,
   peerListProblem,

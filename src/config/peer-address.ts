@@ -126,6 +126,16 @@ export function parsePeerAddress(entry: string): PeerAddress {
   };
 }
 
+/**
+ * The address other nodes put in their p2p.peers to reach this one: the
+ * listen address with the peer id appended, a wildcard host (0.0.0.0, ::)
+ * replaced by loopback — the operator puts the public IP there.
+ */
+export function ownPeerAddress(listen: string, peerId: string): string {
+  const dialable = listen.replace(/^\/ip4\/0\.0\.0\.0\//, '/ip4/127.0.0.1/').replace(/^\/ip6\/::\//, '/ip6/::1/');
+  return `${dialable}/p2p/${peerId}`;
+}
+
 /** What is wrong with the first bad entry of a comma-separated peer list, or undefined when every entry parses. */
 export function peerListProblem(text: string): string | undefined {
   for (const entry of parsePeerList(text)) {

@@ -8,7 +8,11 @@ import type { Blob, DaClient } from './client.js';
 import { DaError } from './errors.js';
 import type { DaActivity } from './submitter.js';
 
-/** Where retrieved blocks go: the node's chain, which validates, executes and stores them. */
+/**
+ * Where retrieved blocks go: the node's chain, which validates, executes and
+ * stores them. A block the chain already holds (from peers) is matched
+ * against the stored one and only its DA heights are recorded.
+ */
 export interface BlockSink {
   readonly nextHeight: bigint;
   apply(block: Block, daHeights: { header: bigint; data: bigint }): Promise<void>;
@@ -32,6 +36,11 @@ interface HeaderCandidate {
 
 /** How often the scan position is written to the cache (it is a hint; DA heights are re-read safely). */
 const CACHE_WRITE_INTERVAL_MS = 1000;
+/**
+ * DA heights a blob of a block the chain already holds waits for its other
+ * half; past that it is dropped, and the block keeps no DA heights.
+ */
+const KNOWN_BLOB_WAIT_DA_HEIGHTS = 64n;
 
 /**
  * Follows the chain from DA alone: reads every DA height's header and data
@@ -143,7 +152,6 @@ export class DaRetriever {
     const header = signed.header;
     if (!header) return this.skip(daHeight, 'signed header without a header');
     if (header.chainId !== this.opts.chainId) return this.skip(daHeight, `header of another chain (${header.chainId})`);
-    if (header.height < this.sink.nextHeight) return;
     const list = this.headers.get(header.height) ?? [];
     list.push({ signed, daHeight });
     this.headers.set(header.height, list);
@@ -157,7 +165,6 @@ export class DaRetriever {
       return this.skip(daHeight, `not block data: ${(err as Error).message}`);
     }
     const height = data.metadata?.height ?? 0n;
-    if (height < this.sink.nextHeight) return;
     this.data.set(dataKey(height, txsHash(data.txs)), { data, daHeight });
   }
 
@@ -165,30 +172,46 @@ export class DaRetriever {
     this.logger.warn({ daHeight: Number(daHeight), reason }, 'skipping a blob on the chain\'s DA namespace');
   }
 
-  /** Applies every block whose header and data are both here, in height order. */
+  /**
+   * Applies every block whose header and data are both here, in height order;
+   * for blocks the chain already has (from peers) the sink records where DA
+   * holds them.
+   */
   private async applyReady(): Promise<void> {
-    for (;;) {
-      const height = this.sink.nextHeight;
-      const candidates = this.headers.get(height);
-      if (!candidates) return;
-      let applied = false;
+    for (const height of [...this.headers.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))) {
+      if (height > this.sink.nextHeight) break;
+      const candidates = this.headers.get(height)!;
       for (const candidate of [...candidates]) {
-        const data = this.data.get(dataKey(height, candidate.signed.header!.dataHash));
+        const key = dataKey(height, candidate.signed.header!.dataHash);
+        const data = this.data.get(key);
         if (!data) continue;
         try {
           await this.sink.apply(create(BlockSchema, { header: candidate.signed, data: data.data }), { header: candidate.daHeight, data: data.daHeight });
-          applied = true;
-          break;
         } catch (err) {
           if (!(err instanceof InvalidBlockError)) throw err;
           this.logger.warn({ daHeight: Number(candidate.daHeight), reason: err.message }, 'rejected a block from DA');
           candidates.splice(candidates.indexOf(candidate), 1);
+          continue;
         }
+        this.headers.delete(height);
+        this.data.delete(key);
+        break;
       }
-      if (!applied) return;
-      this.headers.delete(height);
-      for (const [key, entry] of this.data) if (entry.data.metadata!.height <= height) this.data.delete(key);
+      if (candidates.length === 0) this.headers.delete(height);
     }
+    this.dropStale();
+  }
+
+  /** Forgets blobs of heights the chain has whose other half did not come within KNOWN_BLOB_WAIT_DA_HEIGHTS. */
+  private dropStale(): void {
+    const next = this.sink.nextHeight;
+    const stale = (height: bigint, daHeight: bigint) => height < next && daHeight + KNOWN_BLOB_WAIT_DA_HEIGHTS < this.next;
+    for (const [height, list] of this.headers) {
+      const kept = list.filter((c) => !stale(height, c.daHeight));
+      if (kept.length === 0) this.headers.delete(height);
+      else if (kept.length < list.length) this.headers.set(height, kept);
+    }
+    for (const [key, entry] of this.data) if (stale(entry.data.metadata?.height ?? 0n, entry.daHeight)) this.data.delete(key);
   }
 
   /**

@@ -1,13 +1,16 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Config } from '../config/index.js';
-import { daNamespace, dataNamespace } from '../config/index.js';
+import { daNamespace, dataNamespace, parsePeerList } from '../config/index.js';
 import { DaCache, DaClient, DaRetriever, DaSubmitter, LocalDa, clearCache, type DaActivity, type DaNamespaces } from '../da/index.js';
 import { KvExecutor, Mempool, TxRejectedError } from '../exec/index.js';
+import { P2PNetwork } from '../p2p/index.js';
 import { readHome, type Home } from '../home/index.js';
 import type { Logger } from '../log/index.js';
 import { RpcServer, StatusServer, listen, MAX_REQUEST_BYTES, type CheckResult, type HealthReport, type Listener, type RpcBackend } from '../rpc/index.js';
-import { BlockStore } from '../store/index.js';
+import { BlockStore, decodeStoredBlock } from '../store/index.js';
+import type { Block } from '../types/index.js';
 import { Chain } from './chain.js';
+import { BlockIntake } from './intake.js';
 import { BlockProducer } from './producer.js';
 
 export interface NodeOptions {
@@ -38,6 +41,7 @@ interface NodeComponents {
   producer: BlockProducer | null;
   submitter: DaSubmitter | null;
   retriever: DaRetriever | null;
+  p2p: P2PNetwork;
   listeners: { rpc: Listener; status: Listener };
 }
 
@@ -45,6 +49,21 @@ interface NodeComponents {
 const PRODUCTION_STALL_BLOCKS = 5;
 /** Largest share of a DA blob a block's txs may take; the rest is header and framing. */
 const BLOB_OVERHEAD_BYTES = 4096;
+
+/** The blocks this node holds in [from, to], ascending, stopping at the first it lacks (served to peers). */
+function storedBlocks(store: BlockStore): (from: bigint, to: bigint) => Promise<Block[]> {
+  return async (from, to) => {
+    const last = to < store.height() ? to : store.height();
+    const heights: bigint[] = [];
+    for (let h = from; h <= last; h++) heights.push(h);
+    const blocks: Block[] = [];
+    for (const stored of await Promise.all(heights.map((h) => store.getBlock(h)))) {
+      if (!stored) break;
+      blocks.push(decodeStoredBlock(stored));
+    }
+    return blocks;
+  };
+}
 
 /**
  * The daemon's components, built in order by `init()` and closed in reverse by
@@ -148,6 +167,7 @@ export class Node {
             logger.child({ module: 'producer' }),
           )
         : null;
+      const intake = new BlockIntake(chain, store);
       const lastApplied = chain.height > 0n ? await store.getBlock(chain.height) : null;
       const retriever = aggregator
         ? null
@@ -155,7 +175,7 @@ export class Node {
             da,
             cache,
             namespaces,
-            chain,
+            intake,
             {
               chainId: home.genesis.chainId,
               startDaHeight: home.genesis.daStartHeight,
@@ -166,9 +186,26 @@ export class Node {
             logger.child({ module: 'da-retriever' }),
           );
 
+      const peers = parsePeerList(config.p2p.peers);
+      const p2p = await P2PNetwork.create({
+        seed: home.nodeKey.key.seed,
+        listen: config.p2p.listen_address,
+        peers,
+        chainId: home.genesis.chainId,
+        proposerAddress: home.genesis.proposerAddress,
+        sink: intake,
+        source: storedBlocks(store),
+        head: () => chain.height,
+        follow: !aggregator,
+        logger,
+      });
+      closers.push(() => p2p.close());
+      // The aggregator gossips each block right after committing it; a full node tells gossip the chain moved.
+      chain.onBlock(aggregator ? (block) => p2p.publish(block) : () => p2p.chainAdvanced());
+
       // The backend reads `node` lazily: the servers bind before the Node object exists.
       let node: Node | undefined;
-      const parts = { home, store, chain, mempool, executor, namespaces };
+      const parts = { home, store, chain, mempool, executor, namespaces, p2p };
       const backend = createBackend(() => node, opts, parts);
       const rpc = await listen(config.rpc.address, new RpcServer(backend, logger.child({ module: 'rpc' })).handler, 'node.rpc.address');
       closers.push(() => rpc.close());
@@ -184,7 +221,8 @@ export class Node {
         {
           chainId: home.genesis.chainId,
           height: Number(chain.height),
-          role: aggregator ? 'aggregator' : 'full node (DA-only sync)',
+          role: aggregator ? 'aggregator' : peers.length > 0 ? 'full node' : 'full node (DA-only sync)',
+          p2p: p2p.netInfo().listen_addresses,
           rpc: `${rpc.address.host}:${rpc.address.port}`,
           status: `${status.address.host}:${status.address.port}`,
           da: localDa ? `${localDa.address} (built-in)` : config.da.address,
@@ -215,7 +253,7 @@ export class Node {
   }
 
   private get services(): BackgroundService[] {
-    return [this.c.submitter, this.c.retriever, this.c.producer].filter((s): s is NonNullable<typeof s> => s !== null);
+    return [this.c.submitter, this.c.retriever, this.c.p2p, this.c.producer].filter((s): s is NonNullable<typeof s> => s !== null);
   }
 
   /** Starts production, DA submission or DA sync; `onFatal` hears of an error the node cannot go on after. */
@@ -232,6 +270,9 @@ export class Node {
     const cfg = this.opts.config;
     const checks: Record<string, CheckResult> = {};
     const height = this.chain.height;
+    // Peers first: a full node cut off from its peers has no blocks either, and the peers are what to fix.
+    const p2p = this.c.p2p;
+    if (p2p.configuredPeers > 0) checks.peers = p2p.peerInfo().length > 0 ? { ok: true } : { ok: false, reason: 'no peers connected' };
     checks.blocks = height > 0n ? { ok: true } : { ok: false, reason: 'no blocks yet' };
     const producer = this.c.producer;
     if (producer) {
@@ -259,13 +300,18 @@ export class Node {
     };
   }
 
+  /** The highest height this node knows of: its own, a peer's head, or a header seen on DA. */
   bestKnownHeight(): bigint {
-    const seen = this.c.retriever?.bestSeenHeight() ?? 0n;
-    return seen > this.chain.height ? seen : this.chain.height;
+    return [this.c.retriever?.bestSeenHeight() ?? 0n, this.c.p2p.bestKnownHeight()].reduce((a, b) => (b > a ? b : a), this.chain.height);
   }
 
+  /**
+   * Behind the best-known height; or, while no peer has told its head, still
+   * reading DA heights this node has not seen (DA is then the only measure).
+   */
   catchingUp(): boolean {
-    return this.chain.height < this.bestKnownHeight() || (this.c.retriever?.catchingUp() ?? false);
+    if (this.chain.height < this.bestKnownHeight()) return true;
+    return !this.c.p2p.knowsPeerHeads() && (this.c.retriever?.catchingUp() ?? false);
   }
 
   /** True once close() has begun: the node takes no new txs, since it would not commit them. */
@@ -296,9 +342,9 @@ function removePidFile(pidFile: string): void {
 function createBackend(
   node: () => Node | undefined,
   opts: NodeOptions,
-  parts: Pick<NodeComponents, 'home' | 'store' | 'chain' | 'mempool' | 'executor' | 'namespaces'>,
+  parts: Pick<NodeComponents, 'home' | 'store' | 'chain' | 'mempool' | 'executor' | 'namespaces' | 'p2p'>,
 ): RpcBackend {
-  const { home, store, chain, mempool, executor, namespaces } = parts;
+  const { home, store, chain, mempool, executor, namespaces, p2p } = parts;
   const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
   return {
     chainId: home.genesis.chainId,
@@ -309,12 +355,12 @@ function createBackend(
     nodeKey: { publicKey: home.nodeKey.key.publicKey, peerId: home.nodeKey.peerId },
     namespaces: { header: hex(namespaces.header), data: hex(namespaces.data) },
     genesisDaHeight: home.genesis.daStartHeight,
-    p2pListenAddress: opts.config.p2p.listen_address,
     statusAddress: opts.config.rpc.status_address,
     startedAt: Date.now(),
     state: () => chain.currentState,
     bestKnownHeight: () => node()?.bestKnownHeight() ?? chain.height,
     catchingUp: () => node()?.catchingUp() ?? false,
+    netInfo: () => p2p.netInfo(),
     health: () => node()?.health() ?? { live: { ok: true }, ready: { ok: false, reason: 'starting' }, checks: {} },
     mempoolSize: () => mempool.size,
     submitTx: (tx) => {

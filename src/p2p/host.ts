@@ -163,8 +163,10 @@ export class P2PHost {
       })) as P2PNode;
     } catch (err) {
       const text = errorText(err);
-      const hint = /EADDRINUSE|address already in use/i.test(text) ? 'the port is in use: stop what holds it or change p2p.listen_address' : 'check p2p.listen_address';
-      throw new Error(`cannot listen for peers on ${opts.listen}: ${text} (${hint})`);
+      const port = Number(/\/tcp\/(\d+)/.exec(opts.listen)?.[1] ?? 0);
+      const reason = /EADDRINUSE|address already in use/i.test(text) ? `port ${port} is already in use by another process` : text;
+      const other = opts.listen.replace(/\/tcp\/\d+/, `/tcp/${port + 1}`);
+      throw new Error(`cannot listen for peers on ${opts.listen}: ${reason}; choose another address with --node.p2p.listen_address (e.g. --node.p2p.listen_address ${other})`);
     }
     for (const method of ['reportMessageValidationResult', 'getMeshPeers', 'getScore'] as const) {
       if (typeof node.services.pubsub[method] !== 'function') {

@@ -23,3 +23,4 @@ export { BlockSync, MAX_BLOCKS_PER_RESPONSE, MAX_RESPONSE_BYTES, type BlockSourc
 export { CatchUp, type CatchUpOptions, type CatchUpResult } from './catchup.js';
 export { serialSink, type BlockSink } from './sink.js';
 export { ProtocolError } from './codec.js';
+export { P2PNetwork, type P2PNetworkOptions } from './network.js';

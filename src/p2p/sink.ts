@@ -1,3 +1,4 @@
+import { serialized } from '../util/index.js';
 import type { Block } from '../types/index.js';
 
 /**
@@ -19,16 +20,11 @@ export interface BlockSink {
  * as the peer's fault, by re-reading `nextHeight`.
  */
 export function serialSink(sink: BlockSink): BlockSink {
-  let tail: Promise<unknown> = Promise.resolve();
   return {
     get nextHeight() {
       return sink.nextHeight;
     },
-    apply(block: Block): Promise<void> {
-      const run = tail.then(() => sink.apply(block));
-      tail = run.catch(() => undefined);
-      return run;
-    },
+    apply: serialized((block: Block) => sink.apply(block)),
   };
 }
 

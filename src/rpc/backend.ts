@@ -1,6 +1,19 @@
 import type { BlockStore } from '../store/index.js';
 import type { State } from '../types/index.js';
 
+/** A connected peer, as the RPC and status endpoints show it. */
+export interface PeerSummary {
+  id: string;
+  /** Full address, /ip4/<ip>/tcp/<port>/p2p/<peer_id>. */
+  address: string;
+}
+
+export interface NetSummary {
+  id: string;
+  listen_addresses: string[];
+  connected_peers: PeerSummary[];
+}
+
 export interface CheckResult {
   ok: boolean;
   /** Why not, in an operator's words; absent when ok. */
@@ -27,7 +40,6 @@ export interface RpcBackend {
   readonly nodeKey: { publicKey: Uint8Array; peerId: string };
   readonly namespaces: { header: string; data: string };
   readonly genesisDaHeight: bigint;
-  readonly p2pListenAddress: string;
   readonly statusAddress: string;
   /** Unix ms when the node started. */
   readonly startedAt: number;
@@ -37,6 +49,8 @@ export interface RpcBackend {
   /** True while the node is behind what it knows of (peers, DA). */
   catchingUp(): boolean;
   health(): HealthReport;
+  /** This node's P2P identity, listen addresses and connected peers. */
+  netInfo(): NetSummary;
   /** Number of txs waiting in the mempool. */
   mempoolSize(): number;
   /** Queues a tx; throws TxRejectedError with the HTTP status to answer. */

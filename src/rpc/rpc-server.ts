@@ -6,9 +6,10 @@ import { Code, ConnectError } from '@connectrpc/connect';
 import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { TxRejectedError } from '../exec/index.js';
 import type { Logger } from '../log/index.js';
-import { ConfigService, StoreService } from '../types/index.js';
+import { ConfigService, P2PService, StoreService } from '../types/index.js';
 import type { HealthReport, RpcBackend } from './backend.js';
 import { BodyTooLargeError, readBody } from './http.js';
+import { p2pService } from './p2p-service.js';
 import { connectErrorJson, parseSpecJsonRequest, writeSpecJson } from './json.js';
 import { configService, storeService, unaryRoutes, type UnaryRoute } from './services.js';
 
@@ -62,6 +63,7 @@ export class RpcServer {
       routes: (router) => {
         router.service(StoreService, storeService(backend));
         router.service(ConfigService, configService(backend));
+        router.service(P2PService, p2pService(backend));
       },
     });
   }

@@ -9,10 +9,12 @@ import {
   GetNamespaceResponseSchema,
   GetSignerInfoResponseSchema,
   GetStateResponseSchema,
+  P2PService,
   StoreService,
   type GetBlockRequest,
 } from '../types/index.js';
 import type { RpcBackend } from './backend.js';
+import { p2pService } from './p2p-service.js';
 import { getBlockSelector } from './json.js';
 
 const hexOf = (b: Uint8Array) => Buffer.from(b).toString('hex');
@@ -75,7 +77,7 @@ export interface UnaryRoute {
 /** Unary methods of the served services by URL path (`/node.v1.StoreService/GetBlock`). */
 export function unaryRoutes(b: RpcBackend): Map<string, UnaryRoute> {
   const routes = new Map<string, UnaryRoute>();
-  const add = (service: typeof StoreService | typeof ConfigService, impl: Record<string, (req: never) => Promise<unknown>>) => {
+  const add = (service: typeof StoreService | typeof ConfigService | typeof P2PService, impl: Record<string, (req: never) => Promise<unknown>>) => {
     for (const method of service.methods) {
       if (method.methodKind !== 'unary') continue;
       routes.set(`/${service.typeName}/${method.name}`, {
@@ -87,5 +89,6 @@ export function unaryRoutes(b: RpcBackend): Map<string, UnaryRoute> {
   };
   add(StoreService, storeService(b) as never);
   add(ConfigService, configService(b) as never);
+  add(P2PService, p2pService(b) as never);
   return routes;
 }

@@ -45,7 +45,7 @@ export class StatusServer {
       status: () => this.status(),
       health: async () => ({}),
       block: (p) => this.block(p.height),
-      net_info: async () => ({ listening: true, listeners: [this.backend.p2pListenAddress], n_peers: '0', peers: [] }),
+      net_info: async () => this.netInfo(),
       abci_info: async () => {
         const s = this.backend.state();
         return {
@@ -115,6 +115,20 @@ export class StatusServer {
     return { block, hash: headerHash(block.header!.header!) };
   }
 
+  /** CometBFT's /net_info shape, with libp2p ids and multiaddrs in place of Comet's. */
+  private netInfo() {
+    const net = this.backend.netInfo();
+    return {
+      listening: net.listen_addresses.length > 0,
+      listeners: net.listen_addresses,
+      n_peers: String(net.connected_peers.length),
+      peers: net.connected_peers.map((p) => ({
+        node_info: { id: p.id, listen_addr: p.address, network: this.backend.chainId, moniker: p.id },
+        remote_ip: p.address.split('/')[2] ?? '',
+      })),
+    };
+  }
+
   private async status() {
     const b = this.backend;
     const state = b.state();
@@ -125,7 +139,7 @@ export class StatusServer {
       node_info: {
         protocol_version: { p2p: '8', block: '11', app: '0' },
         id: cometNodeId(b.nodeKey.publicKey),
-        listen_addr: b.p2pListenAddress,
+        listen_addr: b.netInfo().listen_addresses[0] ?? '',
         network: b.chainId,
         // CosmJS picks its client by this prefix; the node speaks CometBFT 0.38's RPC.
         version: `0.38.0+noded-${b.version}`,

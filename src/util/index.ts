@@ -14,6 +14,16 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+/** Wraps an async function so that calls run one at a time, in call order; a failed call does not stop the next. */
+export function serialized<A extends unknown[], R>(fn: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+  let tail: Promise<unknown> = Promise.resolve();
+  return (...args: A) => {
+    const run = tail.then(() => fn(...args));
+    tail = run.catch(() => undefined);
+    return run;
+  };
+}
+
 export const isAbortError = (err: unknown, signal: AbortSignal) => signal.aborted && err === signal.reason;
 
 /** Current time as Unix nanoseconds. */

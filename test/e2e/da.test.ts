@@ -1,32 +1,25 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { copyFileSync, existsSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { DaClient, blockBlobs } from '../../src/da/index.js';
 import { daNamespace, dataNamespace } from '../../src/config/index.js';
 import { Ed25519Key, buildBlock } from '../../src/types/index.js';
-import { Daemon, getBlockJson, killAll, latestHeight, runCli, tempHome, waitFor } from '../helpers/daemon.js';
+import { Daemon, getBlockJson, killAll, latestHeight, waitFor } from '../helpers/daemon.js';
+import { Homes } from '../helpers/homes.js';
 import { DaServer, headerPostings } from '../helpers/da.js';
 
-const homes: Array<ReturnType<typeof tempHome>> = [];
+const homes = new Homes();
 afterEach(async () => {
   await killAll();
-  for (const h of homes.splice(0)) h.cleanup();
+  homes.cleanup();
 });
 
-async function newHome(chainId: string, aggregator: boolean): Promise<string> {
-  const h = tempHome();
-  homes.push(h);
-  const res = await runCli(['init', '--home', h.dir, '--chain-id', chainId, ...(aggregator ? ['--aggregator'] : [])]);
-  expect(res.code, res.stderr).toBe(0);
-  return h.dir;
-}
+const newHome = (chainId: string, aggregator: boolean) => homes.create(chainId, aggregator);
 
-/** An aggregator home and a full-node home of the same chain (the full node takes the aggregator's genesis). */
+/** An aggregator home and a full-node home of the same chain. */
 async function chainHomes(chainId: string) {
-  const aggregator = await newHome(chainId, true);
-  const full = await newHome(chainId, false);
-  copyFileSync(join(aggregator, 'config', 'genesis.json'), join(full, 'config', 'genesis.json'));
-  return { aggregator, full };
+  const { aggregator, full } = await homes.chain(chainId);
+  return { aggregator, full: full[0]! };
 }
 
 const daArgs = (da: DaServer, extra: string[] = []) => ['--no-node.da.local', '--node.da.address', da.address, ...extra];

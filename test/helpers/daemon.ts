@@ -102,6 +102,8 @@ export class Daemon extends NodedProcess {
   status = '';
   /** The DA address the node posts to or reads from (its built-in DA's when da.local). */
   da = '';
+  /** The node's full P2P address (/ip4/127.0.0.1/tcp/<port>/p2p/<peer_id>), for other nodes' p2p.peers. */
+  p2p = '';
 
   /**
    * Starts `noded start` on ephemeral ports (unless args set them) and waits for
@@ -114,6 +116,7 @@ export class Daemon extends NodedProcess {
     d.rpc = `http://${rec.rpc}`;
     d.status = `http://${rec.status}`;
     d.da = String(rec.da).split(' ')[0]!;
+    d.p2p = (rec.p2p as string[])[0]!;
     return d;
   }
 }
@@ -123,6 +126,7 @@ function defaultStartArgs(args: string[]): string[] {
   const defaults: Array<[string, ...string[]]> = [
     ['--node.rpc.address', '127.0.0.1:0'],
     ['--node.rpc.status_address', '127.0.0.1:0'],
+    ['--node.p2p.listen_address', '/ip4/127.0.0.1/tcp/0'],
     ['--node.log.format', 'json'],
     // An aggregator posts to a built-in DA of its own on an ephemeral port, with fast DA blocks.
     ['--node.da.address', 'http://127.0.0.1:0'],

@@ -1,11 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { initHome, readHome } from '../../src/home/index.js';
+import { runToExit } from '../helpers/script.js';
 import { Ed25519Key, libp2pPeerId } from '../../src/types/index.js';
 import { CHAIN_ID, Hosts, addressOf, silent, waitFor } from './helpers.js';
 
@@ -100,21 +99,7 @@ describe('P2PHost', () => {
   it('leaves nothing that keeps the process alive once closed', async () => {
     // A separate process runs two connected hosts, closes them and returns from main without process.exit():
     // it ends by itself only if no socket, timer or handle is left.
-    const script = fileURLToPath(new URL('./fixtures/close-exits.ts', import.meta.url));
-    const child = spawn(process.execPath, ['--import', 'tsx', script], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    const code = await new Promise<number | null>((resolve) => {
-      const timer = setTimeout(() => {
-        child.kill('SIGKILL');
-        resolve(null);
-      }, 20_000);
-      child.on('exit', (c) => {
-        clearTimeout(timer);
-        resolve(c);
-      });
-    });
+    const { code, out } = await runToExit(new URL('./fixtures/close-exits.ts', import.meta.url), 20_000);
     expect(out).toContain('closed: connections=0 status=stopped');
     expect(code, `the process did not exit by itself:\n${out}`).toBe(0);
   });
