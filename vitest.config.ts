@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // libp2p 3 needs Promise.withResolvers, which Node 20 lacks (DESIGN.md §2).
+    setupFiles: ['src/util/polyfill.ts'],
     // Two cores: integration suites spawn daemons, so run files two at a time.
     maxWorkers: 2,
     testTimeout: 60_000,
