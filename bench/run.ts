@@ -6,6 +6,7 @@
  *   node dist/bench/run.js [--quick] [--only NAME[,NAME]] [--noded-only]
  */
 import { parseArgs } from 'node:util';
+import { doctor } from './figures/doctor.js';
 import { getBlock } from './figures/getblock.js';
 import { idleRss } from './figures/idle-rss.js';
 import { producer } from './figures/producer.js';
@@ -15,7 +16,7 @@ import { packageRoot } from './lib/node.js';
 import { markdownTable, runMeta, writeResults, type Row } from './lib/report.js';
 import { killLiveChildren, Scope } from './lib/scope.js';
 
-const BENCHES: Bench[] = [getBlock, producer, version, idleRss];
+const BENCHES: Bench[] = [getBlock, producer, version, idleRss, doctor];
 
 const USAGE = `usage: node dist/bench/run.js [--quick] [--only NAME[,NAME…]] [--noded-only]
 

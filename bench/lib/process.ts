@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { exited, type Scope } from './scope.js';
 
-/** Wall time in ms from spawning `node …args` to its exit; a non-zero exit fails the figure. */
-export async function wallTimeMs(scope: Scope, args: string[]): Promise<number> {
+/** Wall time in ms from spawning `node …args` to its exit; an exit code other than `expectedExit` fails the figure. */
+export async function wallTimeMs(scope: Scope, args: string[], expectedExit = 0): Promise<number> {
   const start = performance.now();
   const child = scope.spawn(process.execPath, args);
   const code = await exited(child);
   const ms = performance.now() - start;
-  if (code !== 0) throw new Error(`node ${args.join(' ')} exited with ${code}`);
+  if (code !== expectedExit) throw new Error(`node ${args.join(' ')} exited with ${code}, expected ${expectedExit}`);
   return ms;
 }
 
