@@ -8,6 +8,7 @@
 import { parseArgs } from 'node:util';
 import { doctor } from './figures/doctor.js';
 import { getBlock } from './figures/getblock.js';
+import { gossip } from './figures/gossip.js';
 import { idleRss } from './figures/idle-rss.js';
 import { producer } from './figures/producer.js';
 import { version } from './figures/version.js';
@@ -16,7 +17,7 @@ import { packageRoot } from './lib/node.js';
 import { markdownTable, runMeta, writeResults, type Row } from './lib/report.js';
 import { killLiveChildren, Scope } from './lib/scope.js';
 
-const BENCHES: Bench[] = [getBlock, producer, version, idleRss, doctor];
+const BENCHES: Bench[] = [getBlock, producer, version, idleRss, doctor, gossip];
 
 const USAGE = `usage: node dist/bench/run.js [--quick] [--only NAME[,NAME…]] [--noded-only]
 
