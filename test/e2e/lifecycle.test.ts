@@ -171,6 +171,13 @@ describe('a port held by another process', () => {
     });
   }
 
+  it('--node.p2p.listen_address → exit 1 naming the port and the flag', async () => {
+    const res = await startFails(home, ['--node.p2p.listen_address', `/ip4/127.0.0.1/tcp/${port}`]);
+    expect(res.message).toContain(`port ${port} is already in use`);
+    expect(res.message).toContain('with --node.p2p.listen_address ');
+    expect(existsSync(join(home, 'data', 'node.pid')), 'pid file removed').toBe(false);
+  });
+
   it('leaves the home usable: a start on free ports works', async () => {
     const node = await Daemon.start(home, ['--node.node.block_time', '100ms']);
     await waitFor(async () => (await latestHeight(node.rpc)) >= 1, 'height 1');
