@@ -6,18 +6,23 @@
  *   node dist/bench/run.js [--quick] [--only NAME[,NAME]] [--noded-only]
  */
 import { parseArgs } from 'node:util';
+import { abci } from './figures/abci.js';
+import { daSync } from './figures/da-sync.js';
+import { dashboard } from './figures/dashboard.js';
 import { doctor } from './figures/doctor.js';
+import { evm } from './figures/evm.js';
 import { getBlock } from './figures/getblock.js';
 import { gossip } from './figures/gossip.js';
 import { idleRss } from './figures/idle-rss.js';
 import { producer } from './figures/producer.js';
+import { submitter } from './figures/submitter.js';
 import { version } from './figures/version.js';
 import type { Bench } from './lib/figure.js';
 import { packageRoot } from './lib/node.js';
 import { markdownTable, runMeta, writeResults, type Row } from './lib/report.js';
 import { killLiveChildren, Scope } from './lib/scope.js';
 
-const BENCHES: Bench[] = [getBlock, producer, version, idleRss, doctor, gossip];
+const BENCHES: Bench[] = [getBlock, producer, daSync, submitter, version, idleRss, doctor, gossip, dashboard, abci, evm];
 
 const USAGE = `usage: node dist/bench/run.js [--quick] [--only NAME[,NAME…]] [--noded-only]
 

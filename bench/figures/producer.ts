@@ -4,7 +4,7 @@ import type { Node } from '../../src/node/index.js';
 import { Bucket, bucketKey, heightBytes, heightKey, type StoreOp } from '../../src/store/index.js';
 import { BlockSchema, StateSchema, type Block, type State } from '../../src/types/index.js';
 import type { Bench, BenchOptions } from '../lib/figure.js';
-import { createAggregatorHome, makeTxs, openNode, startProducing, withDeadline } from '../lib/node.js';
+import { createAggregatorHome, openNode, produceFullBlocks } from '../lib/node.js';
 import { row } from '../lib/report.js';
 import { interleave, scalePaired } from '../lib/rounds.js';
 import type { Scope } from '../lib/scope.js';
@@ -18,6 +18,7 @@ interface Commit {
   hash: Uint8Array;
   state: State;
   extraOps: StoreOp[];
+  blockBytes?: Uint8Array;
 }
 
 /**
@@ -28,9 +29,9 @@ function captureCommits(node: Node): Commit[] {
   const commits: Commit[] = [];
   const store = node.store;
   const commit = store.commitBlock.bind(store);
-  store.commitBlock = (block, hash, state, extraOps = []) => {
-    commits.push({ block, hash, state, extraOps });
-    return commit(block, hash, state, extraOps);
+  store.commitBlock = (block, hash, state, extraOps = [], blockBytes) => {
+    commits.push({ block, hash, state, extraOps, blockBytes });
+    return commit(block, hash, state, extraOps, blockBytes);
   };
   return commits;
 }
@@ -39,40 +40,20 @@ function captureCommits(node: Node): Commit[] {
 function batchOf(c: Commit): StoreOp[] {
   const height = c.block.header!.header!.height;
   return [
-    { type: 'put', key: heightKey(Bucket.block, height), value: toBinary(BlockSchema, c.block) },
+    { type: 'put', key: heightKey(Bucket.block, height), value: c.blockBytes ?? toBinary(BlockSchema, c.block) },
     { type: 'put', key: bucketKey(Bucket.heightByHash, c.hash), value: heightBytes(height) },
     { type: 'put', key: bucketKey(Bucket.state), value: toBinary(StateSchema, c.state) },
     ...c.extraOps,
   ];
 }
 
-/**
- * Runs the real BlockProducer (block_time 1ms) until `blocks` blocks of 1,000 txs
- * are committed. Each block's listener refills the mempool with the next 1,000 txs
- * before the producer's next tick, so every block is full. The txs are built
- * before the clock starts; admitting them (submitTx) is timed, as it is node work.
- */
+/** Runs the real BlockProducer (block_time 1ms) until `blocks` full blocks are committed (see produceFullBlocks). */
 async function produceBlocks(home: string, blocks: number, tag: string): Promise<{ blocksPerSecond: number; commits: Commit[] }> {
-  const batches = Array.from({ length: blocks }, (_, b) => makeTxs(TXS_PER_BLOCK, TX_BYTES, `${tag}b${b}`));
   const node = await openNode(home, { 'node.block_time': '1ms' });
   try {
     const commits = captureCommits(node);
-    const submit = (b: number) => batches[b]!.forEach((tx) => node.executor.submitTx(tx));
-    let committed = 0;
-    const lastCommitAt = new Promise<number>((resolve, reject) => {
-      node.chain.onBlock((block) => {
-        if (committed >= blocks) return; // the producer may finish one more block while closing
-        if (block.data!.txs.length !== TXS_PER_BLOCK) reject(new Error(`block with ${block.data!.txs.length} txs, expected ${TXS_PER_BLOCK}`));
-        committed++;
-        if (committed < blocks) submit(committed);
-        else resolve(performance.now());
-      });
-    });
-    submit(0);
-    const start = performance.now();
-    // Far slower than any healthy run (5 blocks/s), so it only trips when production stalls.
-    const end = await withDeadline(Promise.race([lastCommitAt, startProducing(node)]), 30_000 + blocks * 200, `${blocks} blocks (${committed} so far)`);
-    return { blocksPerSecond: blocks / ((end - start) / 1000), commits: commits.slice(0, blocks) };
+    const blocksPerSecond = await produceFullBlocks(node, blocks, TXS_PER_BLOCK, TX_BYTES, tag);
+    return { blocksPerSecond, commits: commits.slice(0, blocks) };
   } finally {
     await node.close();
   }

@@ -1,9 +1,12 @@
-import { readFileSync } from 'node:fs';
-import { loadConfig, type ConfigFlags } from '../../src/config/index.js';
+import { copyFileSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { defaultConfig, loadConfig, type ConfigFlags } from '../../src/config/index.js';
+import { LocalDa } from '../../src/da/index.js';
 import { initHome } from '../../src/home/index.js';
 import { silentLogger } from '../../src/log/index.js';
 import { Node } from '../../src/node/index.js';
 import type { Block } from '../../src/types/index.js';
+import type { Scope } from './scope.js';
 
 /** The package root (holds package.json and bin/), from dist/bench/lib or bench/lib alike. */
 export function packageRoot(): string {
@@ -88,4 +91,61 @@ export function withDeadline<T>(promise: Promise<T>, ms: number, what: string): 
     timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
   });
   return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}
+
+/** A full node's home for the chain of the aggregator at `aggregatorHome` (its genesis copied over). */
+export function createFullNodeHome(home: string, aggregatorHome: string): void {
+  initHome({ home, chainId: 'bench-1', aggregator: false, force: true });
+  copyFileSync(join(aggregatorHome, 'config', 'genesis.json'), join(home, 'config', 'genesis.json'));
+}
+
+/**
+ * Runs a node's producer until `blocks` blocks of `txsPerBlock` txs of
+ * `txBytes` are committed, and returns the blocks/s. Each block's listener
+ * refills the mempool with the next block's txs before the producer's next
+ * tick, so every block is full. The txs are built before the clock starts;
+ * admitting them (submitTx) is timed, as it is node work.
+ */
+export async function produceFullBlocks(node: Node, blocks: number, txsPerBlock: number, txBytes: number, tag: string): Promise<number> {
+  const batches = Array.from({ length: blocks }, (_, b) => makeTxs(txsPerBlock, txBytes, `${tag}b${b}`));
+  const submit = (b: number) => batches[b]!.forEach((tx) => node.executor.submitTx(tx));
+  let committed = 0;
+  const lastCommitAt = new Promise<number>((resolve, reject) => {
+    node.chain.onBlock((block) => {
+      if (committed >= blocks) return; // the producer may finish one more block while closing
+      if (block.data!.txs.length !== txsPerBlock) reject(new Error(`block with ${block.data!.txs.length} txs, expected ${txsPerBlock}`));
+      committed++;
+      if (committed < blocks) submit(committed);
+      else resolve(performance.now());
+    });
+  });
+  submit(0);
+  const start = performance.now();
+  // Far slower than any healthy run (5 blocks/s), so it only trips when production stalls.
+  const end = await withDeadline(Promise.race([lastCommitAt, startProducing(node)]), 30_000 + blocks * 200, `${blocks} blocks (${committed} so far)`);
+  return blocks / ((end - start) / 1000);
+}
+
+/** The built-in DA server in this process, on an ephemeral port, closed with the scope. */
+export async function startLocalDa(scope: Scope, blockTimeMs: number): Promise<LocalDa> {
+  const da = await LocalDa.start({
+    dir: scope.tempDir('noded-bench-da-'),
+    listen: '127.0.0.1:0',
+    blockTimeMs,
+    maxBlobSize: defaultConfig().da.max_blob_size,
+    logger: silentLogger(),
+  });
+  scope.defer(() => da.close());
+  return da;
+}
+
+/** Polls `check` every 5 ms until it holds; rejects naming `what` after `ms`. */
+export function until(check: () => boolean, ms: number, what: string): Promise<void> {
+  return withDeadline(
+    (async () => {
+      while (!check()) await new Promise((resolve) => setTimeout(resolve, 5));
+    })(),
+    ms,
+    what,
+  );
 }

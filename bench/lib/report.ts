@@ -3,8 +3,11 @@ import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type { Paired } from './rounds.js';
 
-/** What a figure must reach: a ratio to its baseline, or an absolute bound on noded's value. */
-export type Target = { ratioAtLeast: number } | { ratioAtMost: number } | { nodedAtMost: number };
+/**
+ * What a figure must reach: a ratio to its baseline, or an absolute bound on
+ * noded's value; null for a figure shown for information, with no target.
+ */
+export type Target = { ratioAtLeast: number } | { ratioAtMost: number } | { nodedAtLeast: number } | { nodedAtMost: number } | null;
 
 export interface Row {
   figure: string;
@@ -14,15 +17,18 @@ export interface Row {
   /** noded / baseline. */
   ratio: number;
   target: Target;
-  met: boolean;
+  /** null when the figure has no target. */
+  met: boolean | null;
   /** How the figure was measured, printed under the table. */
   note: string;
   samples: { noded: number[]; baseline: number[] };
 }
 
-function meets(target: Target, noded: number, ratio: number): boolean {
+function meets(target: Target, noded: number, ratio: number): boolean | null {
+  if (target === null) return null;
   if ('ratioAtLeast' in target) return ratio >= target.ratioAtLeast;
   if ('ratioAtMost' in target) return ratio <= target.ratioAtMost;
+  if ('nodedAtLeast' in target) return noded >= target.nodedAtLeast;
   return noded <= target.nodedAtMost;
 }
 
@@ -44,8 +50,10 @@ export function row(figure: string, unit: string, paired: Paired, target: Target
 }
 
 function formatTarget(target: Target, unit: string): string {
+  if (target === null) return '–';
   if ('ratioAtLeast' in target) return `ratio ≥ ${target.ratioAtLeast}`;
   if ('ratioAtMost' in target) return `ratio ≤ ${target.ratioAtMost}`;
+  if ('nodedAtLeast' in target) return `≥ ${target.nodedAtLeast} ${unit}`;
   return `≤ ${target.nodedAtMost} ${unit}`;
 }
 
@@ -63,7 +71,7 @@ export function markdownTable(rows: Row[], meta: RunMeta): string {
     '|---|---|---|---|---|---|',
     ...rows.map(
       (r, i) =>
-        `| ${r.figure} [${i + 1}] | ${num(r.noded)} ${r.unit} | ${num(r.baseline)} ${r.unit} | ${num(r.ratio)} | ${formatTarget(r.target, r.unit)} | ${r.met ? 'yes' : '**no**'} |`,
+        `| ${r.figure} [${i + 1}] | ${num(r.noded)} ${r.unit} | ${num(r.baseline)} ${r.unit} | ${num(r.ratio)} | ${formatTarget(r.target, r.unit)} | ${r.met === null ? '–' : r.met ? 'yes' : '**no**'} |`,
     ),
     '',
     ...rows.map((r, i) => `${i + 1}. ${r.note} Rounds: noded ${r.samples.noded.map(num).join(', ')}; baseline ${r.samples.baseline.map(num).join(', ') || '–'}.`),

@@ -1,5 +1,5 @@
 import { fromBinary, toBinary } from '@bufbuild/protobuf';
-import { DataSchema, SignedHeaderSchema, sha256, type Block, type Data, type SignedHeader } from '../types/index.js';
+import { DataSchema, SignedHeaderSchema, sha256, splitEncodedBlock, type Block, type Data, type SignedHeader } from '../types/index.js';
 import type { Blob } from './client.js';
 
 /** The two namespaces a chain posts to: signed headers, and block data. */
@@ -20,6 +20,12 @@ const blob = (namespace: Uint8Array, data: Uint8Array): Blob => ({ namespace, da
 /** A block as the two blobs posted for it: its signed header and its data. */
 export function blockBlobs(block: Block, ns: DaNamespaces): [Blob, Blob] {
   return [blob(ns.header, toBinary(SignedHeaderSchema, block.header!)), blob(ns.data, toBinary(DataSchema, block.data!))];
+}
+
+/** blockBlobs of a block as the store keeps it (its protobuf), without decoding and encoding it again. */
+export function storedBlockBlobs(blockBytes: Uint8Array, ns: DaNamespaces): [Blob, Blob] {
+  const { header, data } = splitEncodedBlock(blockBytes);
+  return [blob(ns.header, header), blob(ns.data, data)];
 }
 
 export function decodeHeaderBlob(data: Uint8Array): SignedHeader {

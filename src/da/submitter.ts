@@ -3,7 +3,7 @@ import type { Executor } from '../exec/index.js';
 import { decodeStoredBlock, type BlockStore } from '../store/index.js';
 import { headerHash } from '../types/index.js';
 import { isAbortError, sleep } from '../util/index.js';
-import { blockBlobs, decodeHeaderBlob, type DaNamespaces } from './blobs.js';
+import { decodeHeaderBlob, storedBlockBlobs, type DaNamespaces } from './blobs.js';
 import type { DaCache } from './cache.js';
 import type { Blob, DaClient } from './client.js';
 import { DaError, type DaFailureReason } from './errors.js';
@@ -51,6 +51,11 @@ export class DaSubmitter {
   private gasPrice: number;
   private attempt = 0;
   private sizeCap: number;
+  /**
+   * DA height of the last inclusion while the loop goes straight on to the next
+   * submission; null once it waits (for blocks, or after a failure).
+   */
+  private lastDaHeight: bigint | null = null;
   readonly activity: DaActivity = { lastSuccessAt: 0, lastError: null };
 
   constructor(
@@ -108,6 +113,7 @@ export class DaSubmitter {
     while (!signal.aborted) {
       const from = this.store.daIncludedHeight() + 1n;
       if (from > this.store.height()) {
+        this.lastDaHeight = null;
         await this.waitForBlock(signal);
         continue;
       }
@@ -119,9 +125,12 @@ export class DaSubmitter {
           searchAll = false;
           if (this.store.daIncludedHeight() >= from) continue;
         }
-        const daHead = await this.client.networkHead(signal);
-        this.cache.update({ pending: { fromHeight: from.toString(), toHeight: to.toString(), daHeadBefore: daHead.toString() } });
+        // A search after a crash starts above this. An inclusion just before will do (the next lands above it) and saves a
+        // round trip; after a wait it would lengthen that search, so ask for the head.
+        const daHeadBefore = this.lastDaHeight ?? (await this.client.networkHead(signal));
+        this.cache.update({ pending: { fromHeight: from.toString(), toHeight: to.toString(), daHeadBefore: daHeadBefore.toString() } });
         const daHeight = await this.client.submit(blobs, this.txConfig(), signal);
+        this.lastDaHeight = daHeight;
         await this.store.markDaIncluded(from, to, daHeight, daHeight);
         this.cache.update({ pending: null });
         await this.executor.setFinal(to);
@@ -129,6 +138,7 @@ export class DaSubmitter {
         this.logger.info({ heights: span(from, to), daHeight: Number(daHeight), blobs: blobs.length, bytes }, 'submitted blocks to DA');
       } catch (err) {
         if (!(err instanceof DaError)) throw err;
+        this.lastDaHeight = null;
         this.failed(err, from, to);
         if (err.reason === 'too_big' && to > from) continue;
         await sleep(this.backoffMs(), signal);
@@ -141,16 +151,20 @@ export class DaSubmitter {
     const blobs: Blob[] = [];
     let bytes = 0;
     let to = from - 1n;
-    for (let h = from; h <= head; h++) {
-      const stored = await this.store.getBlock(h);
-      if (!stored) throw new Error(`block ${h} is missing from the store although the chain is at ${head}`);
-      const pair = blockBlobs(decodeStoredBlock(stored), this.namespaces);
-      const size = pair[0].data.length + pair[1].data.length;
-      if (blobs.length > 0 && bytes + size > this.sizeCap) break;
-      blobs.push(...pair);
-      bytes += size;
-      to = h;
+    let full = false;
+    read: for await (const stored of this.store.blocksInRange(from, head)) {
+      for (const block of stored) {
+        if (block.height !== to + 1n) break read;
+        const pair = storedBlockBlobs(block.bytes, this.namespaces);
+        const size = pair[0].data.length + pair[1].data.length;
+        full = blobs.length > 0 && bytes + size > this.sizeCap;
+        if (full) break read;
+        blobs.push(...pair);
+        bytes += size;
+        to = block.height;
+      }
     }
+    if (!full && to < head) throw new Error(`block ${to + 1n} is missing from the store although the chain is at ${head}`);
     return { blobs, to, bytes };
   }
 

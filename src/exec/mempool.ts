@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { TxRejectedError } from './executor.js';
 
 export interface MempoolLimits {
@@ -27,7 +27,7 @@ export class Mempool {
         503,
       );
     }
-    const id = createHash('sha256').update(tx).digest('base64');
+    const id = hash('sha256', tx, 'binary');
     if (this.txs.has(id)) throw new TxRejectedError('tx already in mempool', 409);
     this.txs.set(id, tx);
   }

@@ -2,7 +2,20 @@ import { create } from '@bufbuild/protobuf';
 import type { Logger } from '../log/index.js';
 import type { Executor } from '../exec/index.js';
 import type { BlockStore } from '../store/index.js';
-import { StateSchema, buildBlock, commitHash, fullDataHash, headerHash, validateBlock, InvalidBlockError, type Block, type Ed25519Key, type State } from '../types/index.js';
+import {
+  StateSchema,
+  buildEncodedBlock,
+  commitHash,
+  encodeBlockAndData,
+  encodedDataHash,
+  headerHash,
+  validateBlock,
+  InvalidBlockError,
+  type Block,
+  type Ed25519Key,
+  type EncodedBlock,
+  type State,
+} from '../types/index.js';
 import type { Genesis } from '../home/index.js';
 
 export type BlockListener = (block: Block, hash: Uint8Array) => void;
@@ -68,19 +81,20 @@ export class Chain {
     const prev = this.state;
     // Block times strictly increase even if the wall clock steps back.
     const time = timeNanos > prev.lastBlockTime ? timeNanos : prev.lastBlockTime + 1n;
-    const block = buildBlock({
-      chainId: prev.chainId,
-      height: this.nextHeight,
-      time,
-      txs,
-      lastHeaderHash: prev.lastHeaderHash,
-      lastCommitHash: prev.lastCommitHash,
-      lastDataHash: prev.lastDataHash,
-      appHash: prev.appHash,
-      signer,
-    });
-    await this.execute(block);
-    return block;
+    const height = this.nextHeight;
+    const build = () =>
+      buildEncodedBlock({
+        chainId: prev.chainId,
+        height,
+        time,
+        txs,
+        lastHeaderHash: prev.lastHeaderHash,
+        lastCommitHash: prev.lastCommitHash,
+        lastDataHash: prev.lastDataHash,
+        appHash: prev.appHash,
+        signer,
+      });
+    return this.execute(txs, height, time, build);
   }
 
   /**
@@ -107,13 +121,25 @@ export class Chain {
         `app_hash ${Buffer.from(header.appHash).toString('hex')} is not this node's state root ${Buffer.from(prev.appHash).toString('hex')}: execution layer out of sync`,
       );
     }
-    await this.execute(block, daHeights);
+    await this.execute(block.data!.txs, header.height, header.time, () => encodeBlockAndData(block), daHeights);
   }
 
-  private async execute(block: Block, daHeights?: { header: bigint; data: bigint }): Promise<void> {
+  /**
+   * Executes a block's txs, then commits the block `encode` builds and encodes:
+   * it runs while the executor waits on its store reads (the block's app_hash
+   * is the state root before the txs, so it does not wait for them).
+   */
+  private async execute(
+    txs: Uint8Array[],
+    height: bigint,
+    time: bigint,
+    encode: () => EncodedBlock,
+    daHeights?: { header: bigint; data: bigint },
+  ): Promise<Block> {
     const prev = this.state;
+    const [result, encoded] = await Promise.all([this.executor.executeTxs(txs, height, time, prev.appHash), (async () => encode())()]);
+    const { block } = encoded;
     const header = block.header!.header!;
-    const result = await this.executor.executeTxs(block.data!.txs, header.height, header.time, prev.appHash);
     const hash = headerHash(header);
     const next = create(StateSchema, {
       ...prev,
@@ -121,14 +147,15 @@ export class Chain {
       lastBlockTime: header.time,
       appHash: result.stateRoot,
       lastHeaderHash: hash,
-      lastDataHash: fullDataHash(block.data!),
+      lastDataHash: encodedDataHash(encoded.data),
       lastCommitHash: commitHash(block.header!.signature),
     });
     const ops = [...(result.storeOps ?? [])];
     if (daHeights) ops.push(this.store.daHeightsOp(header.height, daHeights.header, daHeights.data));
-    await this.store.commitBlock(block, hash, next, ops);
+    await this.store.commitBlock(block, hash, next, ops, encoded.bytes);
     this.state = next;
     this.lastCommitAt = Date.now();
     for (const l of this.listeners) l(block, hash);
+    return block;
   }
 }

@@ -69,13 +69,17 @@ export class BlockProducer {
     let nextTick = Date.now() + blockTimeMs;
     this.logger.info({ blockTime: `${blockTimeMs}ms`, lazyMode }, 'block production started');
     while (!signal.aborted) {
-      await sleep(Math.max(0, nextTick - Date.now()), signal);
+      const wait = nextTick - Date.now();
+      // A timer waits at least 1 ms: when the block is already due, only let the event loop turn.
+      await (wait > 0 ? sleep(wait, signal) : new Promise(setImmediate));
       // Keep a steady cadence, but do not burst to catch up after a slow block.
       nextTick = Math.max(nextTick + blockTimeMs, Date.now());
       if (this.atPendingCap()) continue;
       if (lazyMode && this.opts.pendingTxs() === 0 && Date.now() - lastBlockAt < lazyBlockIntervalMs) continue;
-      const txs = await this.executor.getTxs();
-      const block = await this.chain.produce(txs, nowNanos(), this.signer);
+      // The executor learns the block's time first: an EVM payload is built with it.
+      const time = nowNanos();
+      const txs = await this.executor.getTxs(time);
+      const block = await this.chain.produce(txs, time, this.signer);
       lastBlockAt = Date.now();
       this.logger.debug({ height: Number(block.header!.header!.height), txs: txs.length }, 'produced block');
     }

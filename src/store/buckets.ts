@@ -15,6 +15,8 @@ export enum Bucket {
   daHeights = 0x05,
   /** utf-8 key → value: the built-in key/value execution state */
   kvState = 0x06,
+  /** height (8 bytes BE) → JSON of the EVM execution payload without its txs (they are the block's), for replay */
+  evmPayload = 0x07,
 }
 
 /** Well-known keys of the metadata bucket. */

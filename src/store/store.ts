@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
-import { BlockSchema, StateSchema, type Block, type State } from '../types/index.js';
+import { BlockSchema, StateSchema, encodeBlock, type Block, type State } from '../types/index.js';
 import { Bucket, MetadataKey, bucketKey, heightKey, heightBytes, readHeight, stringKey } from './buckets.js';
 
 type Db = ClassicLevel<Uint8Array, Uint8Array>;
@@ -31,6 +31,7 @@ export class BlockStore {
   private latestHeight = 0n;
   private daIncluded = 0n;
   private closed = false;
+  private daHeightListeners: Array<(height: bigint) => void> = [];
 
   private constructor(
     private readonly db: Db,
@@ -68,17 +69,43 @@ export class BlockStore {
     return this.latestHeight;
   }
 
-  /** Commits a block, its hash index, the state after it and an executor's writes in one batch. */
-  async commitBlock(block: Block, hash: Uint8Array, state: State, extraOps: StoreOp[] = []): Promise<void> {
+  /**
+   * Commits a block, its hash index, the state after it and an executor's
+   * writes in one batch. `blockBytes`: the block's protobuf, when the caller has it already.
+   */
+  async commitBlock(block: Block, hash: Uint8Array, state: State, extraOps: StoreOp[] = [], blockBytes: Uint8Array = encodeBlock(block)): Promise<void> {
     const height = block.header!.header!.height;
     const ops: StoreOp[] = [
-      { type: 'put', key: heightKey(Bucket.block, height), value: toBinary(BlockSchema, block) },
+      { type: 'put', key: heightKey(Bucket.block, height), value: blockBytes },
       { type: 'put', key: bucketKey(Bucket.heightByHash, hash), value: heightBytes(height) },
       { type: 'put', key: bucketKey(Bucket.state), value: toBinary(StateSchema, state) },
       ...extraOps,
     ];
-    await this.db.batch(ops);
+    await this.write(ops);
     this.latestHeight = height;
+  }
+
+  /**
+   * Calls `listener` with every height whose DA heights get written, once the
+   * write is done: whoever keeps a block's answer keeps its DA heights too, and
+   * they change when the block is included on DA.
+   */
+  onDaHeightsWritten(listener: (height: bigint) => void): () => void {
+    this.daHeightListeners.push(listener);
+    return () => {
+      this.daHeightListeners = this.daHeightListeners.filter((l) => l !== listener);
+    };
+  }
+
+  /** Every batch goes through here, so no DA-height write escapes the listeners. */
+  private async write(ops: StoreOp[]): Promise<void> {
+    await this.db.batch(ops);
+    if (this.daHeightListeners.length === 0) return;
+    for (const op of ops) {
+      if (op.key[0] !== Bucket.daHeights) continue;
+      const height = readHeight(op.key, 1);
+      for (const listener of this.daHeightListeners) listener(height);
+    }
   }
 
   async getBlock(height: bigint): Promise<StoredBlock | null> {
@@ -111,7 +138,7 @@ export class BlockStore {
   }
 
   async setDaHeights(height: bigint, headerDaHeight: bigint, dataDaHeight: bigint): Promise<void> {
-    await this.db.batch([this.daHeightsOp(height, headerDaHeight, dataDaHeight)]);
+    await this.write([this.daHeightsOp(height, headerDaHeight, dataDaHeight)]);
   }
 
   /**
@@ -122,7 +149,7 @@ export class BlockStore {
     const ops: StoreOp[] = [];
     for (let h = from; h <= to; h++) ops.push(this.daHeightsOp(h, headerDaHeight, dataDaHeight));
     ops.push(this.metadataOp(MetadataKey.daIncludedHeight, heightBytes(to)));
-    await this.db.batch(ops);
+    await this.write(ops);
     this.daIncluded = to;
   }
 
@@ -140,12 +167,28 @@ export class BlockStore {
   }
 
   async setMetadata(key: MetadataKey | string, value: Uint8Array): Promise<void> {
-    await this.db.batch([this.metadataOp(key, value)]);
+    await this.write([this.metadataOp(key, value)]);
   }
 
   /** Reads many keys of a bucket in one call, in order; null where absent. */
   async getMany(keys: Uint8Array[]): Promise<(Uint8Array | null)[]> {
     return (await this.db.getMany(keys)).map((v) => v ?? null);
+  }
+
+  /** Every key of a bucket (without the bucket byte), a batch at a time. */
+  async *bucketKeys(bucket: Bucket, batchSize = 10_000): AsyncGenerator<Uint8Array[]> {
+    for await (const keys of inBatches(this.db.keys({ gte: bucketKey(bucket), lt: bucketKey(bucket + 1) }), batchSize)) {
+      yield keys.map((key) => key.subarray(1));
+    }
+  }
+
+  /**
+   * The stored blocks of heights `from..to` that exist, in height order, about
+   * a megabyte at a time: one pass over the store instead of a read a block.
+   */
+  async *blocksInRange(from: bigint, to: bigint): AsyncGenerator<Array<{ height: bigint; bytes: Uint8Array }>> {
+    const entries = this.db.iterator({ gte: heightKey(Bucket.block, from), lte: heightKey(Bucket.block, to), highWaterMarkBytes: 1024 * 1024 });
+    for await (const batch of inBatches(entries, 10_000)) yield batch.map(([key, bytes]) => ({ height: readHeight(key, 1), bytes }));
   }
 
   /** Reads one key of a bucket (executors keep their state in their own bucket). */
@@ -158,6 +201,15 @@ export class BlockStore {
     if (this.closed) return;
     this.closed = true;
     await this.db.close();
+  }
+}
+
+/** What a LevelDB iterator yields, `size` at a time, closing the iterator however the caller stops. */
+async function* inBatches<T>(iterator: { nextv(size: number): Promise<T[]>; close(): Promise<void> }, size: number): AsyncGenerator<T[]> {
+  try {
+    for (let batch = await iterator.nextv(size); batch.length > 0; batch = await iterator.nextv(size)) yield batch;
+  } finally {
+    await iterator.close();
   }
 }
 

@@ -3,7 +3,8 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { create, toBinary } from '@bufbuild/protobuf';
 import { BlockStore, decodeStoredBlock, emptyState } from '../../src/store/index.js';
-import { BlockSchema, Ed25519Key, StateSchema, buildBlock, headerHash } from '../../src/types/index.js';
+import { BlockSchema, Ed25519Key, StateSchema, headerHash } from '../../src/types/index.js';
+import { sampleBlock } from '../helpers/blocks.js';
 import { tempHome } from '../helpers/daemon.js';
 
 const signer = Ed25519Key.generate();
@@ -20,19 +21,7 @@ async function openTemp() {
   return { store, dir: home.dir };
 }
 
-function makeBlock(height: bigint) {
-  return buildBlock({
-    chainId: 'c',
-    height,
-    time: height,
-    txs: [new TextEncoder().encode(`k${height}=v`)],
-    lastHeaderHash: new Uint8Array(32),
-    lastCommitHash: new Uint8Array(32),
-    lastDataHash: new Uint8Array(32),
-    appHash: new Uint8Array(32),
-    signer,
-  });
-}
+const makeBlock = (height: bigint) => sampleBlock(height, signer);
 
 describe('BlockStore', () => {
   it('commits a block with its state and finds it by height and by hash', async () => {
@@ -56,6 +45,25 @@ describe('BlockStore', () => {
     await store.setDaHeights(1n, 10n, 11n);
     const stored = (await store.getBlock(1n))!;
     expect([stored.headerDaHeight, stored.dataDaHeight]).toEqual([10n, 11n]);
+  });
+
+  it('reads a range of blocks in one pass, and tells listeners of every DA-height write', async () => {
+    const { store } = await openTemp();
+    for (const h of [1n, 2n, 3n]) {
+      const b = makeBlock(h);
+      await store.commitBlock(b, headerHash(b.header!.header!), create(StateSchema, { lastBlockHeight: h }));
+    }
+    const read: Array<{ height: bigint; bytes: Uint8Array }> = [];
+    for await (const batch of store.blocksInRange(2n, 5n)) read.push(...batch);
+    expect(read.map((b) => b.height)).toEqual([2n, 3n]);
+    expect(Buffer.compare(read[0]!.bytes, (await store.getBlock(2n))!.bytes)).toBe(0);
+    const written: bigint[] = [];
+    const off = store.onDaHeightsWritten((h) => written.push(h));
+    await store.markDaIncluded(1n, 2n, 5n, 5n);
+    await store.setDaHeights(3n, 6n, 6n);
+    off();
+    await store.setDaHeights(3n, 7n, 7n);
+    expect(written).toEqual([1n, 2n, 3n]);
   });
 
   it('resumes at the last committed height after reopening', async () => {

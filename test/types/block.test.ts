@@ -1,15 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { create, toBinary } from '@bufbuild/protobuf';
+import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import {
+  BlockSchema,
   DataSchema,
   Ed25519Key,
   HeaderSchema,
   InvalidBlockError,
+  SignedHeaderSchema,
   buildBlock,
+  buildEncodedBlock,
+  encodeBlockAndData,
+  encodeTxs,
   fullDataHash,
   headerHash,
   libp2pPeerId,
   sha256,
+  splitEncodedBlock,
   txsHash,
   validateBlock,
   verifyEd25519,
@@ -45,6 +51,40 @@ describe('blocks', () => {
     expect(fullDataHash(b.data!)).toEqual(sha256(new Uint8Array([0]), toBinary(DataSchema, b.data!)));
     expect(b.header!.signer!.address).toEqual(sha256(b.header!.signer!.pubKey));
     expect(header.proposerAddress).toEqual(signer.address);
+  });
+
+  it('encodes blocks, their Data and their txs byte for byte as toBinary does', () => {
+    const params = (txs: Uint8Array[]) => ({
+      chainId: 'test-1',
+      height: 3n,
+      time: 5n,
+      txs,
+      lastHeaderHash: new Uint8Array(32),
+      lastCommitHash: new Uint8Array(32),
+      lastDataHash: new Uint8Array(32),
+      appHash: new Uint8Array(32),
+      signer,
+    });
+    // Tx lengths around the varint steps (1, 2 and 3 length bytes), and an empty tx.
+    const txs = [0, 1, 127, 128, 16_383, 16_384, 70_000].map((n) => new Uint8Array(n).fill(n % 251));
+    // Buffer.compare: a deep toEqual of 100 kB arrays takes a second.
+    const same = (a: Uint8Array, b: Uint8Array) => expect(Buffer.compare(a, b)).toBe(0);
+    for (const list of [txs, [], [enc.encode('a=1')]]) {
+      same(encodeTxs(list), toBinary(DataSchema, create(DataSchema, { txs: list })));
+      const built = buildEncodedBlock(params(list));
+      same(built.bytes, toBinary(BlockSchema, built.block));
+      same(built.data, toBinary(DataSchema, built.block.data!));
+      expect(built.block.header!.header!.dataHash).toEqual(txsHash(list));
+      const parts = splitEncodedBlock(built.bytes);
+      same(parts.header, toBinary(SignedHeaderSchema, built.block.header!));
+      same(parts.data, built.data);
+    }
+    // A block from elsewhere may carry fields this node does not know: they stay where toBinary puts them.
+    const withUnknown = fromBinary(BlockSchema, Uint8Array.from([...toBinary(BlockSchema, block(1n, new Uint8Array(0))), 0x48, 0x01]));
+    withUnknown.data!.$unknown = [{ no: 9, wireType: 0, data: Uint8Array.of(0x05) }];
+    const encoded = encodeBlockAndData(withUnknown);
+    same(encoded.bytes, toBinary(BlockSchema, withUnknown));
+    same(encoded.data, toBinary(DataSchema, withUnknown.data!));
   });
 
   it('signs the header bytes with ed25519', () => {

@@ -1,35 +1,81 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { Bucket, MetadataKey, bucketKey, stringKey, type BlockStore, type StoreOp } from '../../store/index.js';
 import { TxRejectedError, type ExecResult, type Executor } from '../executor.js';
 import type { Mempool } from '../mempool.js';
-
-const MODULUS = 1n << 256n;
+import { KeyFilter } from './key-filter.js';
 
 /** Most txs and bytes one block takes from the mempool. */
 export const MAX_BLOCK_TXS = 10_000;
 export const MAX_BLOCK_TX_BYTES = 8 * 1024 * 1024;
 
-function toBigInt(bytes: Uint8Array): bigint {
-  return bytes.length === 0 ? 0n : BigInt('0x' + Buffer.from(bytes).toString('hex'));
+const TWO_POW_32 = 0x1_0000_0000;
+
+/**
+ * A number mod 2^256 as eight 32-bit limbs, most significant first (a sha256
+ * digest's byte order), so entries go in and out without BigInt.
+ */
+class Sum256 {
+  private readonly limbs = new Uint32Array(8);
+
+  /** From its 32 big-endian bytes; empty bytes are 0. */
+  static fromBytes(bytes: Uint8Array): Sum256 {
+    const sum = new Sum256();
+    if (bytes.length > 0) {
+      const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      for (let i = 0; i < 8; i++) sum.limbs[i] = view.getUint32(4 * i);
+    }
+    return sum;
+  }
+
+  copy(): Sum256 {
+    const sum = new Sum256();
+    sum.limbs.set(this.limbs);
+    return sum;
+  }
+
+  /** Adds (`sign` 1) or subtracts (`sign` -1) a sha256 digest held as a binary (latin1) string. */
+  add(digest: string, sign: 1 | -1): void {
+    let carry = 0;
+    for (let i = 7; i >= 0; i--) {
+      const at = 4 * i;
+      const word =
+        ((digest.charCodeAt(at) << 24) | (digest.charCodeAt(at + 1) << 16) | (digest.charCodeAt(at + 2) << 8) | digest.charCodeAt(at + 3)) >>> 0;
+      const v = this.limbs[i]! + sign * word + carry;
+      this.limbs[i] = v; // stored mod 2^32
+      carry = Math.floor(v / TWO_POW_32); // -1, 0 or 1
+    }
+  }
+
+  /** The 32 big-endian bytes. */
+  bytes(): Uint8Array {
+    const out = new Uint8Array(32);
+    const view = new DataView(out.buffer);
+    for (let i = 0; i < 8; i++) view.setUint32(4 * i, this.limbs[i]!);
+    return out;
+  }
 }
 
-function toBytes32(n: bigint): Uint8Array {
-  return Buffer.from(n.toString(16).padStart(64, '0'), 'hex');
+/** Entries up to this size are hashed from one reused buffer; bigger ones get their own. */
+const scratch = Buffer.allocUnsafe(4096);
+
+/** sha256(len(key) ‖ key ‖ value) as a binary string: one entry's share of the state sum. */
+function entryDigest(key: Uint8Array, value: Uint8Array): string {
+  const size = 4 + key.length + value.length;
+  const buf = size <= scratch.length ? scratch : Buffer.allocUnsafe(size);
+  buf.writeUInt32BE(key.length, 0);
+  buf.set(key, 4);
+  buf.set(value, 4 + key.length);
+  return hash('sha256', buf.subarray(0, size), 'binary');
 }
 
-/** sha256(len(key) ‖ key ‖ value) as a number: one entry's share of the state accumulator. */
-function entryHash(key: Uint8Array, value: Uint8Array): bigint {
-  const len = Buffer.alloc(4);
-  len.writeUInt32BE(key.length);
-  return toBigInt(createHash('sha256').update(len).update(key).update(value).digest());
-}
+/** The state root: sha256 of the sum's 32 bytes. */
+const stateRootOf = (sum: Sum256): Uint8Array => hash('sha256', sum.bytes(), 'buffer');
 
-/** Splits a `key=value` tx; null when it is not one. */
-export function parseKvTx(tx: Uint8Array): { key: Uint8Array; value: Uint8Array } | null {
-  const eq = tx.indexOf(0x3d);
-  if (eq <= 0) return null;
-  return { key: tx.subarray(0, eq), value: tx.subarray(eq + 1) };
-}
+/** The first `end` bytes as a string, one char a byte. */
+const latin1 = (b: Uint8Array, end: number) => Buffer.from(b.buffer, b.byteOffset, end).toString('latin1');
+
+/** Where the key of a `key=value` tx ends (at its first '='); 0 or less when the tx is not one. */
+const keyEnd = (tx: Uint8Array) => tx.indexOf(0x3d);
 
 /**
  * The built-in key/value state machine. Its state lives in the node's store
@@ -41,7 +87,11 @@ export function parseKvTx(tx: Uint8Array): { key: Uint8Array; value: Uint8Array 
  * write updates it in O(1) instead of rehashing the whole state.
  */
 export class KvExecutor implements Executor {
-  private accumulator = 0n;
+  private sum = new Sum256();
+  /** sha256 of the sum's bytes, kept beside it. */
+  private root = stateRootOf(this.sum);
+  /** Every key in the state (loaded by `load()`, then kept up with every block). */
+  private readonly keys = new KeyFilter();
 
   constructor(
     private readonly store: BlockStore,
@@ -50,13 +100,19 @@ export class KvExecutor implements Executor {
     private readonly maxBlockTxBytes = MAX_BLOCK_TX_BYTES,
   ) {}
 
-  /** Loads the accumulator committed with the last block. */
+  /** Loads the sum committed with the last block, and the state's keys into the key filter (a few seconds a million keys). */
   async load(): Promise<void> {
-    this.accumulator = toBigInt((await this.store.getMetadata(MetadataKey.kvStateRoot)) ?? new Uint8Array(0));
+    this.setSum(Sum256.fromBytes((await this.store.getMetadata(MetadataKey.kvStateRoot)) ?? new Uint8Array(0)));
+    for await (const batch of this.store.bucketKeys(Bucket.kvState)) for (const key of batch) this.keys.add(key);
   }
 
   stateRoot(): Uint8Array {
-    return createHash('sha256').update(toBytes32(this.accumulator)).digest();
+    return this.root;
+  }
+
+  private setSum(sum: Sum256): void {
+    this.sum = sum;
+    this.root = stateRootOf(sum);
   }
 
   async initChain(): Promise<Uint8Array> {
@@ -65,7 +121,7 @@ export class KvExecutor implements Executor {
 
   /** Checks a submitted tx and queues it. */
   submitTx(tx: Uint8Array): void {
-    if (!parseKvTx(tx)) throw new TxRejectedError('tx must be key=value with a non-empty key', 400);
+    if (keyEnd(tx) <= 0) throw new TxRejectedError('tx must be key=value with a non-empty key', 400);
     this.mempool.add(tx);
   }
 
@@ -74,30 +130,39 @@ export class KvExecutor implements Executor {
   }
 
   async executeTxs(txs: Uint8Array[], height: bigint, _time: bigint, prevStateRoot: Uint8Array): Promise<ExecResult> {
-    if (Buffer.compare(prevStateRoot, this.stateRoot()) !== 0) {
+    if (Buffer.compare(prevStateRoot, this.root) !== 0) {
       throw new Error(`state root mismatch at height ${height}: the kv state is not the one the block builds on`);
     }
     // Last write to a key in the block wins; txs that are not key=value are skipped.
-    const writes = new Map<string, { key: Uint8Array; value: Uint8Array }>();
+    const lastWrites = new Map<string, Uint8Array>();
     for (const tx of txs) {
-      const kv = parseKvTx(tx);
-      if (kv) writes.set(Buffer.from(kv.key).toString('latin1'), kv);
+      const eq = keyEnd(tx);
+      if (eq > 0) lastWrites.set(latin1(tx, eq), tx);
     }
-    const entries = [...writes.values()];
-    const storeKeys = entries.map((e) => bucketKey(Bucket.kvState, e.key));
-    const previous = entries.length ? await this.store.getMany(storeKeys) : [];
-    let acc = this.accumulator;
+    const sum = this.sum.copy();
     const storeOps: StoreOp[] = [];
-    entries.forEach((e, i) => {
-      const old = previous[i];
-      if (old) acc -= entryHash(e.key, old);
-      acc += entryHash(e.key, e.value);
-      storeOps.push({ type: 'put', key: storeKeys[i]!, value: e.value });
+    /** Keys that may be in the state already, and their store keys: their old values come out of the sum. */
+    const overwritten: Uint8Array[] = [];
+    const overwrittenStoreKeys: Uint8Array[] = [];
+    for (const tx of lastWrites.values()) {
+      const eq = keyEnd(tx);
+      const key = tx.subarray(0, eq);
+      const value = tx.subarray(eq + 1);
+      const storeKey = bucketKey(Bucket.kvState, key);
+      storeOps.push({ type: 'put', key: storeKey, value });
+      sum.add(entryDigest(key, value), 1);
+      if (this.keys.add(key)) {
+        overwritten.push(key);
+        overwrittenStoreKeys.push(storeKey);
+      }
+    }
+    const olds = overwritten.length ? await this.store.getMany(overwrittenStoreKeys) : [];
+    olds.forEach((old, i) => {
+      if (old) sum.add(entryDigest(overwritten[i]!, old), -1);
     });
-    acc = ((acc % MODULUS) + MODULUS) % MODULUS;
-    this.accumulator = acc;
-    storeOps.push(this.store.metadataOp(MetadataKey.kvStateRoot, toBytes32(acc)));
-    return { stateRoot: this.stateRoot(), storeOps };
+    this.setSum(sum);
+    storeOps.push(this.store.metadataOp(MetadataKey.kvStateRoot, sum.bytes()));
+    return { stateRoot: this.root, storeOps };
   }
 
   async setFinal(): Promise<void> {}
@@ -106,4 +171,3 @@ export class KvExecutor implements Executor {
     return this.store.getRaw(stringKey(Bucket.kvState, key));
   }
 }
-

@@ -1,0 +1,181 @@
+import { cpSync } from 'node:fs';
+import { DaClient, type Blob, type LocalDa } from '../../src/da/index.js';
+import type { Node } from '../../src/node/index.js';
+import type { Bench, BenchOptions } from '../lib/figure.js';
+import { createAggregatorHome, makeTxs, openNode, produceFullBlocks, startLocalDa, startProducing, until } from '../lib/node.js';
+import { row, type Row } from '../lib/report.js';
+import { interleave, sample } from '../lib/rounds.js';
+import type { Scope } from '../lib/scope.js';
+
+const TXS_PER_BLOCK = 10;
+const TX_BYTES = 100;
+const DA_BLOCK_MS = 100;
+const DA_LATENCY_MS = 50;
+const DA_FLAGS = { 'da.block_time': `${DA_BLOCK_MS}ms` };
+/** What the submitter sends with gas_price -1 (the DA node estimates). */
+const TX_CONFIG = { gas_price: -1, is_gas_price_set: false, max_gas_price: -1, gas: 0, tx_priority: 0 };
+
+/** The built-in DA with `delayMs` added to every request, closed when the round ends (and with the scope). */
+async function daWithLatency(scope: Scope, delayMs: number): Promise<LocalDa> {
+  const da = await startLocalDa(scope, DA_BLOCK_MS);
+  await da.setFaults({ delayMs });
+  return da;
+}
+
+/** An aggregator's home holding `blocks` full blocks that never reached DA (it posted to a closed port). */
+async function backlogHome(scope: Scope, blocks: number): Promise<string> {
+  const home = scope.tempDir('noded-bench-submitter-backlog-');
+  createAggregatorHome(home);
+  const node = await openNode(home, { 'node.block_time': '1ms' });
+  try {
+    await produceFullBlocks(node, blocks, TXS_PER_BLOCK, TX_BYTES, 'backlog');
+  } finally {
+    await node.close();
+  }
+  return home;
+}
+
+/** Every batch of blobs the node's DA client submits, and when it sent the first. */
+function captureSubmissions(node: Node): { batches: Blob[][]; firstAt: number } {
+  const capture = { batches: [] as Blob[][], firstAt: 0 };
+  const client = node.c.da;
+  const submit = client.submit.bind(client);
+  client.submit = (blobs, config, signal) => {
+    if (capture.batches.push(blobs) === 1) capture.firstAt = performance.now();
+    return submit(blobs, config, signal);
+  };
+  return capture;
+}
+
+/**
+ * Blocks/s the real submitter posts: a copy of the backlog home started as an
+ * aggregator in lazy mode (so it makes no new blocks), timed from its first
+ * submission until every stored block is on DA. Start-up is left out: with no
+ * cache in the home it first searches DA for blocks an earlier run may have
+ * posted. `capture` receives the batches it submitted.
+ */
+async function postBacklog(scope: Scope, backlog: string, delayMs: number, capture?: (batches: Blob[][]) => void): Promise<number> {
+  const home = scope.tempDir('noded-bench-submitter-');
+  cpSync(backlog, home, { recursive: true });
+  const da = await daWithLatency(scope, delayMs);
+  const node = await openNode(home, { 'node.lazy_mode': true, 'node.lazy_block_interval': '1h', 'da.address': da.address, ...DA_FLAGS });
+  try {
+    const submissions = captureSubmissions(node);
+    const blocks = node.store.height();
+    const posted = until(() => node.store.daIncludedHeight() >= blocks, 120_000, `${blocks} blocks on DA`);
+    await Promise.race([posted, startProducing(node)]);
+    const blocksPerSecond = Number(blocks) / ((performance.now() - submissions.firstAt) / 1000);
+    capture?.(submissions.batches);
+    return blocksPerSecond;
+  } finally {
+    await node.close();
+    await da.close();
+  }
+}
+
+/** The floor: a bare DA client submitting the same batches one after the other, nothing else. */
+async function postRaw(scope: Scope, batches: Blob[][], delayMs: number): Promise<number> {
+  const da = await daWithLatency(scope, delayMs);
+  const client = new DaClient({ address: da.address, authToken: '', requestTimeoutMs: 120_000 });
+  try {
+    const blocks = batches.reduce((n, blobs) => n + blobs.length / 2, 0);
+    const start = performance.now();
+    for (const blobs of batches) await client.submit(blobs, TX_CONFIG);
+    return blocks / ((performance.now() - start) / 1000);
+  } finally {
+    await client.close();
+    await da.close();
+  }
+}
+
+/** Least-squares slope of y over x. */
+function slope(points: Array<[number, number]>): number {
+  const n = points.length;
+  const mx = points.reduce((s, [x]) => s + x, 0) / n;
+  const my = points.reduce((s, [, y]) => s + y, 0) / n;
+  const sxy = points.reduce((s, [x, y]) => s + (x - mx) * (y - my), 0);
+  const sxx = points.reduce((s, [x]) => s + (x - mx) ** 2, 0);
+  return sxy / sxx;
+}
+
+/**
+ * An aggregator making a block of 10 txs every 100 ms, posting to the built-in
+ * DA with 50 ms added to every request: after a warm-up, `rounds` windows of
+ * `windowMs`, each giving how fast the pending count (blocks produced, not yet
+ * on DA) grows, sampled every block time, and the production rate.
+ */
+async function pendingGrowth(scope: Scope, rounds: number, windowMs: number): Promise<{ growth: number[]; production: number[]; maxPending: number }> {
+  const home = scope.tempDir('noded-bench-submitter-pending-');
+  createAggregatorHome(home);
+  const da = await daWithLatency(scope, DA_LATENCY_MS);
+  const node = await openNode(home, { 'node.block_time': '100ms', 'da.address': da.address, ...DA_FLAGS });
+  scope.defer(() => node.close());
+  let batch = 0;
+  const feed = () => makeTxs(TXS_PER_BLOCK, TX_BYTES, `pending${batch++}`).forEach((tx) => node.executor.submitTx(tx));
+  node.chain.onBlock(feed);
+  feed();
+  const fatal = startProducing(node);
+  const pending = () => Number(node.store.height() - node.store.daIncludedHeight());
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  await Promise.race([sleep(2_000), fatal]);
+  const growth: number[] = [];
+  const production: number[] = [];
+  let maxPending = 0;
+  for (let r = 0; r < rounds; r++) {
+    const start = performance.now();
+    const heightBefore = node.store.height();
+    const points: Array<[number, number]> = [];
+    while (performance.now() - start < windowMs) {
+      points.push([(performance.now() - start) / 1000, pending()]);
+      maxPending = Math.max(maxPending, pending());
+      await Promise.race([sleep(100), fatal]);
+    }
+    growth.push(slope(points));
+    production.push(Number(node.store.height() - heightBefore) / ((performance.now() - start) / 1000));
+  }
+  return { growth, production, maxPending };
+}
+
+export const submitter: Bench = {
+  name: 'submitter',
+  description: 'DA submitter blocks/s posted to the built-in DA at 0 and 50 ms latency vs a bare client; pending growth at 100 ms blocks with 50 ms DA latency',
+  async run(opts: BenchOptions, scope: Scope) {
+    const { blocks, rounds, windowMs } = opts.quick ? { blocks: 2_000, rounds: 2, windowMs: 5_000 } : { blocks: 10_000, rounds: 3, windowMs: 10_000 };
+    const backlog = await backlogHome(scope, blocks);
+    // A warm-up run gives the JIT its turn and the bare client its batches: the very ones the submitter formed.
+    let batches: Blob[][] = [];
+    await postBacklog(scope, backlog, 0, (b) => (batches = b));
+    const rows: Row[] = [];
+    for (const delayMs of [0, DA_LATENCY_MS]) {
+      const paired = await interleave(
+        rounds,
+        { baseline: () => postRaw(scope, batches, delayMs), noded: () => postBacklog(scope, backlog, delayMs) },
+        { nodedOnly: opts.nodedOnly },
+      );
+      rows.push(
+        row(
+          `Submitter throughput, DA +${delayMs} ms`,
+          'blocks/s',
+          paired,
+          null,
+          `A backlog of ${blocks} blocks of ${TXS_PER_BLOCK} txs × ${TX_BYTES} B (made while DA was unreachable) posted by the real submitter of an aggregator started on a copy of that home, ` +
+            `from its first submission (start-up's search of DA left out) until every block is on DA, in ${batches.length} batches of at most max_blob_size; the built-in DA in this process seals a block every ${DA_BLOCK_MS} ms and waits ${delayMs} ms before every request. ` +
+            `Baseline: a bare DA client submitting the same batches one after the other to a fresh DA with the same settings (no store reads, no cache, no DA head lookup).`,
+        ),
+      );
+    }
+    const { growth, production, maxPending } = await pendingGrowth(scope, rounds, windowMs);
+    rows.push(
+      row(
+        `Pending blocks growth, 100 ms blocks, DA +${DA_LATENCY_MS} ms`,
+        'blocks/s',
+        { noded: sample(growth), baseline: sample(production) },
+        { ratioAtMost: 0.1 },
+        `An aggregator making a block of ${TXS_PER_BLOCK} txs every 100 ms and posting to the built-in DA (a DA block every ${DA_BLOCK_MS} ms, ${DA_LATENCY_MS} ms added to every request); ` +
+          `after a 2 s warm-up, ${rounds} windows of ${windowMs / 1000} s: the least-squares slope of the pending count (produced, not yet on DA) sampled every 100 ms. ` +
+          `Flat is a slope near 0; baseline: the production rate, the slope if nothing reached DA. Most blocks pending at any sample: ${maxPending}.`,
+      ),
+    );
+    return rows;
+  },
+};

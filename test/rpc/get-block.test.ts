@@ -1,0 +1,109 @@
+import { join } from 'node:path';
+import { create } from '@bufbuild/protobuf';
+import { afterEach, describe, expect, it } from 'vitest';
+import { silentLogger } from '../../src/log/index.js';
+import { BlockJsonCache } from '../../src/rpc/block-json-cache.js';
+import { writeSpecJson } from '../../src/rpc/json.js';
+import { listen } from '../../src/rpc/listen.js';
+import { RpcServer } from '../../src/rpc/rpc-server.js';
+import type { RpcBackend } from '../../src/rpc/backend.js';
+import { BlockStore, decodeStoredBlock } from '../../src/store/index.js';
+import { Ed25519Key, GetBlockResponseSchema, StateSchema, headerHash } from '../../src/types/index.js';
+import { sampleBlock } from '../helpers/blocks.js';
+import { getBlockJson, tempHome } from '../helpers/daemon.js';
+
+const signer = Ed25519Key.generate();
+const cleanups: Array<() => void | Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** A real store behind a real RPC listener; the backend has only what GetBlock reads. */
+async function serve(): Promise<{ store: BlockStore; rpc: string }> {
+  const home = tempHome();
+  cleanups.push(home.cleanup);
+  const store = await BlockStore.open(join(home.dir, 'store'));
+  cleanups.push(() => store.close());
+  const server = new RpcServer({ store } as RpcBackend, silentLogger());
+  const listener = await listen('127.0.0.1:0', server.handler, 'node.rpc.address');
+  cleanups.push(() => listener.close());
+  return { store, rpc: `http://127.0.0.1:${listener.address.port}` };
+}
+
+async function commit(store: BlockStore, height: bigint): Promise<Uint8Array> {
+  const block = sampleBlock(height, signer);
+  const hash = headerHash(block.header!.header!);
+  await store.commitBlock(block, hash, create(StateSchema, { lastBlockHeight: height }));
+  return hash;
+}
+
+/** GetBlock's JSON as written from the store, without the cache. */
+async function uncachedJson(store: BlockStore, height: bigint): Promise<string> {
+  const stored = (await store.getBlock(height))!;
+  return writeSpecJson(
+    GetBlockResponseSchema,
+    create(GetBlockResponseSchema, { block: decodeStoredBlock(stored), headerDaHeight: stored.headerDaHeight, dataDaHeight: stored.dataDaHeight }),
+  );
+}
+
+describe('GetBlock JSON answers', () => {
+  it('stay byte-identical to the written JSON, and follow the DA heights as blocks are included', async () => {
+    const { store, rpc } = await serve();
+    await commit(store, 1n);
+    const first = await getBlockJson(rpc, { height: 1 });
+    const again = await getBlockJson(rpc, { height: 1 });
+    expect(first.status).toBe(200);
+    expect(first.text).toBe(await uncachedJson(store, 1n));
+    expect(again.text).toBe(first.text);
+    expect([first.json.header_da_height, first.json.data_da_height]).toEqual([0, 0]);
+
+    await store.markDaIncluded(1n, 1n, 7n, 8n);
+    const included = await getBlockJson(rpc, { height: 1 });
+    expect([included.json.header_da_height, included.json.data_da_height]).toEqual([7, 8]);
+    expect(included.text).toBe(await uncachedJson(store, 1n));
+
+    await store.setDaHeights(1n, 9n, 10n);
+    const moved = await getBlockJson(rpc, { height: 1 });
+    expect([moved.json.header_da_height, moved.json.data_da_height]).toEqual([9, 10]);
+  });
+
+  it('answer height 0 with the latest block as it changes, and a hash with its block', async () => {
+    const { store, rpc } = await serve();
+    expect((await getBlockJson(rpc, { height: 0 })).status).toBe(404);
+    const hash1 = await commit(store, 1n);
+    expect((await getBlockJson(rpc, { height: 0 })).json.block.header.header.height).toBe(1);
+    await commit(store, 2n);
+    expect((await getBlockJson(rpc, { height: 0 })).json.block.header.header.height).toBe(2);
+    const byHash = await getBlockJson(rpc, { hash: Buffer.from(hash1).toString('base64') });
+    expect(byHash.text).toBe(await uncachedJson(store, 1n));
+    const missing = await getBlockJson(rpc, { height: 3 });
+    expect([missing.status, missing.json.message]).toEqual([404, 'no block at height 3 (latest is 2)']);
+  });
+});
+
+describe('BlockJsonCache', () => {
+  const json = (n: number) => new Uint8Array(n);
+
+  it('drops the least recently used answers past its byte bound', () => {
+    const cache = new BlockJsonCache(30);
+    cache.set(1n, json(10), cache.readStamp());
+    cache.set(2n, json(10), cache.readStamp());
+    cache.set(3n, json(10), cache.readStamp());
+    expect(cache.get(1n)).toBeDefined(); // now the most recent
+    cache.set(4n, json(10), cache.readStamp());
+    expect([1n, 2n, 3n, 4n].map((h) => cache.get(h) !== undefined)).toEqual([true, false, true, true]);
+    cache.set(5n, json(31), cache.readStamp());
+    expect(cache.get(5n)).toBeUndefined();
+  });
+
+  it('does not keep an answer read before an eviction', () => {
+    const cache = new BlockJsonCache(100);
+    const stamp = cache.readStamp();
+    cache.evict(1n);
+    cache.set(1n, json(10), stamp);
+    expect(cache.get(1n)).toBeUndefined();
+    cache.set(1n, json(10), cache.readStamp());
+    cache.evict(1n);
+    expect(cache.get(1n)).toBeUndefined();
+  });
+});
