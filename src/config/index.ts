@@ -1,5 +1,5 @@
 /** Config: the schema, its defaults and help, loading with precedence, the home's layout. */
-export { configSchema, defaultConfig, type Config, type ConfigKind, type ConfigPath, type ConfigSection } from './schema.js';
+export { SUPERVISE_FIELDS, configSchema, defaultConfig, type Config, type ConfigKind, type ConfigPath, type ConfigSection, type SuperviseEntry, type SuperviseEntryYaml } from './schema.js';
 export { configKeys, type ConfigKey } from './keys.js';
 export { loadConfig, parseConfigText, type ConfigFlags, type LoadConfigOptions } from './load.js';
 export { ConfigError, type ConfigErrorCode } from './errors.js';

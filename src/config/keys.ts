@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { configSchema, fieldInfo, type ConfigKind, type ConfigPath, type ConfigSection } from './schema.js';
 
 /** One config key as every generated surface sees it: flag, env var, README row, node.yml line. */
@@ -30,7 +30,10 @@ function readKeys(): ConfigKey[] {
   const keys: ConfigKey[] = [];
   for (const [section, sectionWithDefault] of Object.entries(configSchema.shape)) {
     // Each section is `strictObject(...).prefault({})`; the keys live in the object inside.
-    const fields = (sectionWithDefault.unwrap() as z.ZodObject).shape;
+    // `supervise:` is a list of entries, not keys: it has no flags or env vars.
+    const inner = sectionWithDefault.unwrap();
+    if (!(inner instanceof z.ZodObject)) continue;
+    const fields = inner.shape;
     for (const [key, schema] of Object.entries(fields)) {
       const info = fieldInfo.get(schema);
       if (!info || !schema.description) throw new Error(`config schema: ${section}.${key} was not built by a field helper`);

@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import { ConfigError, nearest } from './errors.js';
 import { homePaths } from './home.js';
 import { configKeyAt, configKeys, flagName, valueFromText } from './keys.js';
-import { configSchema, type Config } from './schema.js';
+import { SUPERVISE_FIELDS, configSchema, type Config } from './schema.js';
 
 /** Flag values as oclif gives them, keyed by YAML path (`node.block_time`). */
 export type ConfigFlags = Readonly<Record<string, string | boolean | number | undefined>>;
@@ -103,14 +103,15 @@ class ConfigLayers {
       return issue.keys.map((name) => this.describeUnknown(path ? `${path}.${name}` : name));
     }
     const label = path ? `${path}: ` : '';
-    const source = this.sources.get(path);
+    const source = this.sourceOf(path);
     if (source !== undefined) return [`${source}: ${label}got ${show(this.valueAt(path))}, expected ${issue.message}`];
     // Nobody set this value: only a cross-field check (lazy_block_interval vs block_time) faults a default.
     return [`${label}got ${show(configKeyAt(path)?.default)} (the default), expected ${issue.message}`];
   }
 
   private describeUnknown(path: string): string {
-    const source = this.sources.get(path);
+    const source = this.sourceOf(path);
+    if (path.startsWith('supervise.')) return `${source}: unknown key "${path}"; a supervise entry takes ${Object.keys(SUPERVISE_FIELDS).join(', ')}`;
     const dot = path.indexOf('.');
     if (dot < 0) {
       const suggestion = nearest(path, SECTIONS);
@@ -127,8 +128,14 @@ class ConfigLayers {
     return `${source}: unknown key "${path}"${hint}`;
   }
 
+  /** Where the value at `path` came from; a `supervise:` entry's fields came with the list. */
+  private sourceOf(path: string): string | undefined {
+    return this.sources.get(path.startsWith('supervise.') ? 'supervise' : path);
+  }
+
   private valueAt(path: string): unknown {
-    return path === '' ? this.root : path.split('.').reduce<unknown>((node, name) => (isMap(node) ? node[name] : undefined), this.root);
+    const step = (node: unknown, name: string) => (isMap(node) || Array.isArray(node) ? (node as Record<string, unknown>)[name] : undefined);
+    return path === '' ? this.root : path.split('.').reduce<unknown>(step, this.root);
   }
 }
 

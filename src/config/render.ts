@@ -2,7 +2,7 @@ import { Document, type Pair, type Scalar, type YAMLMap } from 'yaml';
 import { formatDuration } from './duration.js';
 import { configKeys, valueFromText, type ConfigKey } from './keys.js';
 import { parseConfigText } from './load.js';
-import type { ConfigPath } from './schema.js';
+import { SUPERVISE_FIELDS, type ConfigPath, type SuperviseEntryYaml } from './schema.js';
 
 /** Values to write instead of defaults, by YAML path; a duration may be given as milliseconds. */
 export type ConfigOverrides = Partial<Record<ConfigPath, string | number | boolean>>;
@@ -34,7 +34,7 @@ function yamlValue(key: ConfigKey, override: string | number | boolean | undefin
  * help text and default. Overrides are validated, so what this returns always
  * loads; `parseConfigText(renderNodeYml())` equals `defaultConfig()`.
  */
-export function renderNodeYml(overrides: ConfigOverrides = {}): string {
+export function renderNodeYml(overrides: ConfigOverrides = {}, supervise: SuperviseEntryYaml[] = []): string {
   const keys = configKeys();
   const sections: Record<string, Record<string, unknown>> = {};
   for (const key of keys) (sections[key.section] ??= {})[key.key] = yamlValue(key, overrides[key.path]);
@@ -51,10 +51,21 @@ export function renderNodeYml(overrides: ConfigOverrides = {}): string {
       pair.key.commentBefore = keyComment(key);
     });
   });
+  const supervisePair = doc.createPair('supervise', supervise) as Pair<Scalar, unknown>;
+  supervisePair.key.spaceBefore = true;
+  supervisePair.key.commentBefore = SUPERVISE_COMMENT;
+  (doc.contents as YAMLMap).items.push(supervisePair);
   const text = doc.toString({ lineWidth: 0 });
   parseConfigText(text, 'node.yml (rendered)');
   return text;
 }
+
+/** What node.yml says above `supervise:`, each entry field with its help. */
+const SUPERVISE_COMMENT = [
+  ' Child processes `noded start` runs before the node and stops after it (an execution client, say):',
+  ' a list of maps with these fields (name and command are required).',
+  ...Object.entries(SUPERVISE_FIELDS).map(([field, help]) => `   ${field}: ${help}`),
+].join('\n');
 
 /** The README's table of config keys: key, flag / env, default, meaning. */
 export function renderConfigTable(): string {
@@ -62,5 +73,7 @@ export function renderConfigTable(): string {
   const rows = configKeys().map(
     (k) => `| \`${k.path}\` | \`--${k.flag}\`<br>\`${k.env}\` | \`${showDefault(k)}\` | ${escape(k.description)}${k.options ? ` (${k.options.join(' \\| ')})` : ''} |`,
   );
-  return ['| key | flag / env | default | meaning |', '|---|---|---|---|', ...rows].join('\n');
+  // `supervise:` entries live in node.yml alone: no flag, no env var.
+  const superviseRows = Object.entries(SUPERVISE_FIELDS).map(([field, help]) => `| \`supervise[].${field}\` | node.yml only | | ${escape(help)} |`);
+  return ['| key | flag / env | default | meaning |', '|---|---|---|---|', ...rows, ...superviseRows].join('\n');
 }

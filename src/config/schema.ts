@@ -180,6 +180,58 @@ const log = section({
   file: text('', 'Also write logs to this file, rotated by size; relative paths are under the home; empty = stderr only'),
 });
 
+/** A whole number written in YAML (read as text there) or JSON. */
+function wholeNumber(min: number, expected: string) {
+  return z.union([z.number(), z.string().regex(/^\d+$/).transform(Number)], { error: expected }).pipe(z.number().int().min(min, { error: expected }));
+}
+
+/** Help text of each `supervise:` entry field, for node.yml and the README. */
+export const SUPERVISE_FIELDS = {
+  name: 'Name of the child: prefixes its output and names it in logs and `noded status`',
+  command: 'Program to run (a path, or a name looked up on PATH)',
+  args: 'Its arguments, a YAML list (default: none)',
+  env: 'Environment variables added to the node\'s own, a YAML map (default: none)',
+  cwd: 'Directory it runs in; relative paths are under the home (default: the home)',
+  ready: 'http(s) URL that answers once the child is ready; the node starts after it does (empty = ready at once)',
+  ready_timeout: 'How long to wait for ready before giving up (default: 60s)',
+  restart: 'When to restart it after it exits: always, on-failure (a non-zero exit or a signal) or never (default: on-failure)',
+  max_restarts: 'Restarts allowed within restart_window; one more stops the node as a crash loop (default: 5)',
+  restart_window: 'Window the restarts are counted in (default: 60s)',
+  stop_grace: 'How long it gets after SIGTERM before SIGKILL when the node stops (default: 10s)',
+} as const;
+
+/** One child process `noded start` runs beside the node (DESIGN.md §11). */
+const superviseEntry = z.strictObject(
+  {
+    name: z.string({ error: 'a name' }).regex(/^[A-Za-z0-9._-]{1,40}$/, { error: '1 to 40 letters, digits, ".", "_" or "-"' }),
+    command: z.string({ error: 'a program to run' }).min(1, { error: 'a program to run' }),
+    args: z.array(z.string({ error: 'a string' }), { error: 'a YAML list of strings' }).default([]),
+    env: z.record(z.string(), z.string({ error: 'a string' }), { error: 'a YAML map of names to strings' }).default({}),
+    cwd: z.string({ error: 'a path' }).default(''),
+    ready: z.string({ error: httpUrl.expected }).refine((s) => s === '' || isHttpUrl(s), { error: httpUrl.expected }).default(''),
+    ready_timeout: durationText.default(60_000),
+    restart: z.enum(['always', 'on-failure', 'never'], { error: 'one of always, on-failure, never' }).default('on-failure'),
+    max_restarts: wholeNumber(0, 'an integer >= 0').default(5),
+    restart_window: durationText.default(60_000),
+    stop_grace: durationText.default(10_000),
+  },
+  { error: `a YAML map with name and command (and optionally ${Object.keys(SUPERVISE_FIELDS).slice(2).join(', ')})` },
+);
+
+const supervise = z
+  .array(superviseEntry, { error: 'a YAML list of child processes, each a map with name and command' })
+  .superRefine((entries, ctx) => {
+    const seen = new Set<string>();
+    entries.forEach((entry, i) => {
+      if (seen.has(entry.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: 'a name no other supervise entry has' });
+      seen.add(entry.name);
+    });
+  });
+
+export type SuperviseEntry = z.output<typeof superviseEntry>;
+/** An entry as node.yml writes it (durations as text, like `10s`). */
+export type SuperviseEntryYaml = z.input<typeof superviseEntry>;
+
 /** Sections in the order node.yml lists them; a missing section takes its defaults. */
 export const configSchema = z.strictObject(
   {
@@ -190,14 +242,16 @@ export const configSchema = z.strictObject(
     execution: execution.prefault({}),
     instrumentation: instrumentation.prefault({}),
     log: log.prefault({}),
+    supervise: supervise.prefault([]),
   },
-  { error: 'a YAML map of sections (node:, da:, p2p:, rpc:, execution:, instrumentation:, log:)' },
+  { error: 'a YAML map of sections (node:, da:, p2p:, rpc:, execution:, instrumentation:, log:, supervise:)' },
 );
 
 /** The validated config: durations are milliseconds (`config.node.block_time === 1000`). */
 export type Config = z.output<typeof configSchema>;
 
-export type ConfigSection = keyof Config;
+/** The sections of single keys (every one but the `supervise:` list). */
+export type ConfigSection = Exclude<keyof Config, 'supervise'>;
 
 /** A key's YAML path, `node.block_time`. */
 export type ConfigPath = { [S in ConfigSection]: `${S}.${Extract<keyof Config[S], string>}` }[ConfigSection];

@@ -1,5 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, readdirSync } from 'node:fs';
-import { homePaths, renderNodeYml, type ConfigOverrides, type HomePaths } from '../config/index.js';
+import { homePaths, renderNodeYml, type ConfigOverrides, type HomePaths, type SuperviseEntryYaml } from '../config/index.js';
 import { Ed25519Key, libp2pPeerId } from '../types/index.js';
 
 export interface Genesis {
@@ -9,6 +9,8 @@ export interface Genesis {
   startTime: bigint;
   proposerAddress: Uint8Array;
   daStartHeight: bigint;
+  /** The ABCI app's genesis state (`app_state`, any JSON), sent in InitChain as its JSON bytes; absent when genesis has none. */
+  appState?: Uint8Array;
 }
 
 export interface NodeKey {
@@ -85,6 +87,7 @@ function parseGenesis(path: string): Genesis {
     startTime: BigInt(Number.isNaN(startMs) ? 0 : startMs) * 1_000_000n,
     proposerAddress: new Uint8Array(proposer),
     daStartHeight: int('da_start_height'),
+    ...(g.app_state === undefined ? {} : { appState: new TextEncoder().encode(JSON.stringify(g.app_state)) }),
   };
   if (genesis.initialHeight < 1n) problems.push('initial_height: must be at least 1');
   if (problems.length) throw new HomeError(`genesis file ${path} is invalid:\n  ${problems.join('\n  ')}`, 'HOME_INVALID');
@@ -110,6 +113,8 @@ export interface InitOptions {
   now?: Date;
   /** node.yml values other than the defaults. */
   config?: ConfigOverrides;
+  /** node.yml `supervise:` entries. */
+  supervise?: SuperviseEntryYaml[];
 }
 
 export interface InitResult {
@@ -144,7 +149,7 @@ export function initHome(opts: InitOptions): InitResult {
   const nodeKey = Ed25519Key.generate();
   const peerId = libp2pPeerId(nodeKey.publicKey);
 
-  writeFileSync(paths.configFile, renderNodeYml({ ...opts.config, 'node.aggregator': opts.aggregator }));
+  writeFileSync(paths.configFile, renderNodeYml({ ...opts.config, 'node.aggregator': opts.aggregator }, opts.supervise));
   created.push(paths.configFile);
   const genesis = {
     chain_id: opts.chainId,

@@ -1,5 +1,6 @@
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
+import { Supervisor } from '../supervise/index.js';
 import { Node } from './node.js';
 
 export interface DaemonOptions {
@@ -10,17 +11,37 @@ export interface DaemonOptions {
   clearCache?: boolean;
   /** Called once every listener is bound and production has started. */
   onReady?: (node: Node) => void;
+  /** Aborting it shuts the node down as SIGTERM does (the dashboard's quit); its reason is logged. */
+  stop?: AbortSignal;
 }
 
 /**
  * Runs the node in the foreground until SIGINT/SIGTERM or a fatal error and
  * resolves with the process exit code: 0 after a clean shutdown, 1 after a
  * fatal error. A second signal while shutting down forces an immediate exit.
- * Start-up errors (config, lock, port) reject, for the caller to report.
+ * Start-up errors (config, lock, port, a supervised child) reject, for the caller to report.
+ * The `supervise:` children start before the node and stop after it.
  */
 export async function runDaemon(opts: DaemonOptions): Promise<number> {
   const { logger } = opts;
-  const node = await Node.init(opts);
+  let onFatal: (err: Error) => void = () => undefined;
+  let startupFailure: Error | null = null;
+  const supervisor = await Supervisor.start(opts.config.supervise, {
+    home: opts.home,
+    logger,
+    onGiveUp: (err) => {
+      startupFailure ??= err;
+      onFatal(err);
+    },
+  });
+  let node: Node;
+  try {
+    node = await Node.init({ ...opts, children: () => supervisor.status() });
+    if (startupFailure) throw startupFailure;
+  } catch (err) {
+    await supervisor.stop();
+    throw err;
+  }
   let exitCode = 0;
   let stopping = false;
 
@@ -29,7 +50,14 @@ export async function runDaemon(opts: DaemonOptions): Promise<number> {
       if (stopping) return;
       stopping = true;
       logger.info({ reason: why }, 'shutting down');
-      node.close().then(resolve, (err) => {
+      const stopAll = async () => {
+        try {
+          await node.close();
+        } finally {
+          await supervisor.stop();
+        }
+      };
+      stopAll().then(resolve, (err) => {
         logger.error({ err }, 'error while shutting down');
         exitCode = 1;
         resolve();
@@ -44,11 +72,16 @@ export async function runDaemon(opts: DaemonOptions): Promise<number> {
     };
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
-    node.start((err) => {
-      logger.fatal({ err }, 'fatal error; stopping the node');
+    opts.stop?.addEventListener('abort', () => shutdown(String(opts.stop!.reason)), { once: true });
+    onFatal = (err) => {
+      // A condition the node recognises (it has a code) is told in its own words; anything else with its stack.
+      const code = (err as { code?: unknown }).code;
+      if (typeof code === 'string') logger.fatal({ code }, `fatal error; stopping the node: ${err.message}`);
+      else logger.fatal({ err }, 'fatal error; stopping the node');
       exitCode = 1;
       shutdown('fatal error');
-    });
+    };
+    node.start(onFatal);
     opts.onReady?.(node);
   });
   await done;

@@ -82,11 +82,11 @@ describe('config errors', () => {
   });
 
   it('suggests nothing for a key far from every known one, but lists the section\'s keys', () => {
-    const error = configErrorOf(() => parseConfigText('rpc:\n  supervise: []\nsupervise: []\n', 'node.yml'));
+    const error = configErrorOf(() => parseConfigText('rpc:\n  watchdog: []\nwatchdog: []\n', 'node.yml'));
     expect(error.message).toBe(
       [
-        'node.yml: unknown key "rpc.supervise"; rpc takes address, status_address',
-        'node.yml: unknown section "supervise"; the sections are node, da, p2p, rpc, execution, instrumentation, log',
+        'node.yml: unknown key "rpc.watchdog"; rpc takes address, status_address',
+        'node.yml: unknown section "watchdog"; the sections are node, da, p2p, rpc, execution, instrumentation, log, supervise',
       ].join('\n'),
     );
   });

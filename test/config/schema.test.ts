@@ -30,6 +30,7 @@ describe('defaults', () => {
       },
       instrumentation: { prometheus: false, prometheus_listen_addr: '127.0.0.1:26660' },
       log: { level: 'info', format: 'text', file: '' },
+      supervise: [],
     });
   });
 
@@ -68,7 +69,8 @@ describe('configKeys', () => {
 describe('configSchema', () => {
   it('is strict at every level and fills missing sections with defaults', () => {
     expect(configSchema.parse({})).toEqual(defaultConfig());
-    expect(configSchema.safeParse({ supervise: [] }).success).toBe(false);
+    expect(configSchema.safeParse({ watchdog: [] }).success).toBe(false);
+    expect(configSchema.safeParse({ supervise: [{ name: 'el', command: 'reth', bogus: 1 }] }).success).toBe(false);
     expect(configSchema.safeParse({ node: { blok_time: '1s' } }).success).toBe(false);
   });
 });
