@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import { formatDuration, resolveHomePath } from '../../config/index.js';
 import { NodeClient } from '../../client/index.js';
-import { JwtSecretError, engineJwt, readJwtSecret } from '../jwt.js';
+import { JwtSecretError, engineJwt, readJwtSecret } from '../../exec/evm/jwt.js';
 import type { Check, DoctorContext, Verdict } from '../types.js';
 
 /** Node and execution layer may differ by the block being executed right now. */
