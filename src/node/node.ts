@@ -2,14 +2,16 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Config } from '../config/index.js';
 import { daNamespace, dataNamespace, parsePeerList } from '../config/index.js';
 import { DaCache, DaClient, DaRetriever, DaSubmitter, LocalDa, clearCache, type DaActivity, type DaNamespaces } from '../da/index.js';
-import { KvExecutor, Mempool, TxRejectedError } from '../exec/index.js';
+import { AbciExecutor, KvExecutor, Mempool, TxRejectedError, createExecutor, type Executor } from '../exec/index.js';
 import { P2PNetwork } from '../p2p/index.js';
 import { readHome, type Home } from '../home/index.js';
 import type { Logger } from '../log/index.js';
+import type { ChildStatus } from '../supervise/index.js';
 import { RpcServer, StatusServer, listen, MAX_REQUEST_BYTES, type CheckResult, type HealthReport, type Listener, type RpcBackend } from '../rpc/index.js';
 import { BlockStore, decodeStoredBlock } from '../store/index.js';
 import type { Block } from '../types/index.js';
 import { Chain } from './chain.js';
+import { nodeInfo } from './info.js';
 import { BlockIntake } from './intake.js';
 import { BlockProducer } from './producer.js';
 
@@ -20,6 +22,8 @@ export interface NodeOptions {
   version: string;
   /** Empty data/cache before starting (`start --node.clear_cache`). */
   clearCache?: boolean;
+  /** The supervised children beside the node (`noded status`, the dashboard). */
+  children?: () => ChildStatus[];
 }
 
 /** A loop the node runs until its signal aborts. */
@@ -36,7 +40,7 @@ interface NodeComponents {
   da: DaClient;
   namespaces: DaNamespaces;
   mempool: Mempool;
-  executor: KvExecutor;
+  executor: Executor;
   chain: Chain;
   producer: BlockProducer | null;
   submitter: DaSubmitter | null;
@@ -83,9 +87,6 @@ export class Node {
   static async init(opts: NodeOptions): Promise<Node> {
     const { config, logger } = opts;
     const home = readHome(opts.home);
-    if (config.execution.type !== 'kv') {
-      throw new Error(`execution.type ${config.execution.type} is not available in this version; use kv (the built-in key/value machine)`);
-    }
     if (config.node.aggregator && Buffer.compare(home.signer.address, home.genesis.proposerAddress) !== 0) {
       throw new Error(
         `node.aggregator is true but config/signer.json is not the genesis proposer; run as a full node (--no-node.node.aggregator) or use the proposer's key`,
@@ -126,9 +127,19 @@ export class Node {
       const cache = new DaCache(home.paths.cacheDir, logger.child({ module: 'da' }));
 
       const mempool = new Mempool({ maxTxs: config.node.mempool_max_txs, maxTxBytes: MAX_REQUEST_BYTES });
-      const executor = new KvExecutor(store, mempool, config.da.max_blob_size - BLOB_OVERHEAD_BYTES);
-      await executor.load();
+      const executor = await createExecutor({
+        config,
+        home: home.paths.home,
+        store,
+        mempool,
+        initialHeight: home.genesis.initialHeight,
+        genesis: home.genesis,
+        maxBlockTxBytes: config.da.max_blob_size - BLOB_OVERHEAD_BYTES,
+        logger: logger.child({ module: 'execution' }),
+      });
+      if (executor.close) closers.push(() => executor.close!());
       const chain = await Chain.load(store, executor, home.genesis, logger.child({ module: 'chain' }));
+      if (executor.blockCommitted) chain.onBlock((block) => executor.blockCommitted!(block.header!.header!.height));
 
       const daRetryMaxMs = Math.min(30_000, Math.max(1000, 5 * config.da.block_time));
       const aggregator = config.node.aggregator;
@@ -248,12 +259,15 @@ export class Node {
     return this.c.store;
   }
 
-  get executor(): KvExecutor {
+  get executor(): Executor {
     return this.c.executor;
   }
 
   private get services(): BackgroundService[] {
-    return [this.c.submitter, this.c.retriever, this.c.p2p, this.c.producer].filter((s): s is NonNullable<typeof s> => s !== null);
+    // An execution layer with a handshake of its own starts first and stops last.
+    const { executor } = this.c;
+    const execution = executor.start && executor.stopped ? (executor as Executor & BackgroundService) : null;
+    return [execution, this.c.submitter, this.c.retriever, this.c.p2p, this.c.producer].filter((s): s is NonNullable<typeof s> => s !== null);
   }
 
   /** Starts production, DA submission or DA sync; `onFatal` hears of an error the node cannot go on after. */
@@ -270,6 +284,9 @@ export class Node {
     const cfg = this.opts.config;
     const checks: Record<string, CheckResult> = {};
     const height = this.chain.height;
+    // The execution client first: while it is down nothing else moves, and it is what to fix.
+    const execution = this.c.executor.status?.();
+    if (execution) checks.execution = execution.reachable ? { ok: true } : { ok: false, reason: 'execution client unreachable' };
     // Peers first: a full node cut off from its peers has no blocks either, and the peers are what to fix.
     const p2p = this.c.p2p;
     if (p2p.configuredPeers > 0) checks.peers = p2p.peerInfo().length > 0 ? { ok: true } : { ok: false, reason: 'no peers connected' };
@@ -363,13 +380,20 @@ function createBackend(
     netInfo: () => p2p.netInfo(),
     health: () => node()?.health() ?? { live: { ok: true }, ready: { ok: false, reason: 'starting' }, checks: {} },
     mempoolSize: () => mempool.size,
+    info: () => {
+      const n = node();
+      // The listeners bind a moment before the Node exists; the status server answers this with an error.
+      if (!n) throw new Error('the node is still starting');
+      return nodeInfo(n);
+    },
     submitTx: (tx) => {
       if (node()?.isClosing) throw new TxRejectedError('node shutting down; send the tx again once it is back', 503);
       if (!opts.config.node.aggregator) {
         throw new TxRejectedError('this node is a full node and does not produce blocks; send txs to the aggregator', 503);
       }
-      executor.submitTx(tx);
+      return executor.submitTx(tx);
     },
-    kv: { get: (key) => executor.get(key) },
+    kv: executor instanceof KvExecutor ? { get: (key) => executor.get(key) } : null,
+    abci: executor instanceof AbciExecutor ? executor : null,
   };
 }

@@ -1,5 +1,7 @@
+import type { AbciExecutor } from '../exec/index.js';
 import type { BlockStore } from '../store/index.js';
 import type { State } from '../types/index.js';
+import type { NodeInfo } from './node-info.js';
 
 /** A connected peer, as the RPC and status endpoints show it. */
 export interface PeerSummary {
@@ -53,8 +55,12 @@ export interface RpcBackend {
   netInfo(): NetSummary;
   /** Number of txs waiting in the mempool. */
   mempoolSize(): number;
-  /** Queues a tx; throws TxRejectedError with the HTTP status to answer. */
-  submitTx(tx: Uint8Array): void;
+  /** Queues a tx (an ABCI app checks it first); throws TxRejectedError with the HTTP status to answer. */
+  submitTx(tx: Uint8Array): void | Promise<void>;
+  /** What the dashboard shows beside the blocks (`GET /node_info` on the status listener). */
+  info(): NodeInfo;
   /** Reads the kv machine; null when the execution layer is not kv. */
   readonly kv: { get(key: string): Promise<Uint8Array | null> } | null;
+  /** The ABCI app's Info and Query, passed through by the status server; null when the execution layer is not abci. */
+  readonly abci: Pick<AbciExecutor, 'info' | 'query'> | null;
 }

@@ -8,6 +8,7 @@ import { TxRejectedError } from '../exec/index.js';
 import type { Logger } from '../log/index.js';
 import { ConfigService, P2PService, StoreService } from '../types/index.js';
 import type { HealthReport, RpcBackend } from './backend.js';
+import { BlockJsonCache } from './block-json-cache.js';
 import { BodyTooLargeError, readBody } from './http.js';
 import { p2pService } from './p2p-service.js';
 import { connectErrorJson, parseSpecJsonRequest, writeSpecJson } from './json.js';
@@ -19,10 +20,13 @@ type Res = ServerResponse | Http2ServerResponse;
 /** Largest request body any route reads (a tx, or a JSON request). */
 export const MAX_REQUEST_BYTES = 1024 * 1024;
 
+/** Memory GetBlock's cached JSON answers may take (a full 1.9 MB block's JSON is about 2.6 MB). */
+const BLOCK_JSON_CACHE_BYTES = 32 * 1024 * 1024;
+
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 const PROTO_TYPE = /^application\/proto\s*(;|$)/i;
 
-function sendJson(res: Res, status: number, body: string): void {
+function sendJson(res: Res, status: number, body: string | Uint8Array): void {
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
   res.end(body);
 }
@@ -57,7 +61,9 @@ export class RpcServer {
     private readonly backend: RpcBackend,
     private readonly logger: Logger,
   ) {
-    this.routes = unaryRoutes(backend);
+    const blockJson = new BlockJsonCache(BLOCK_JSON_CACHE_BYTES);
+    backend.store.onDaHeightsWritten((height) => blockJson.evict(height));
+    this.routes = unaryRoutes(backend, blockJson);
     this.connect = connectNodeAdapter({
       readMaxBytes: MAX_REQUEST_BYTES,
       routes: (router) => {
@@ -101,8 +107,10 @@ export class RpcServer {
         throw err instanceof BodyTooLargeError ? new ConnectError(err.message, Code.ResourceExhausted) : err;
       });
       const input = codec === 'json' ? parseSpecJsonRequest(route.input, body) : decodeProto(route.input, body);
+      if (codec === 'json') {
+        return sendJson(res, 200, route.json ? await route.json(input as never) : writeSpecJson(route.output, (await route.call(input as never)) as never));
+      }
       const output = await route.call(input as never);
-      if (codec === 'json') return sendJson(res, 200, writeSpecJson(route.output, output as never));
       const bytes = toBinary(route.output, output as never);
       res.writeHead(200, { 'content-type': 'application/proto', 'content-length': bytes.length });
       res.end(bytes);
@@ -143,7 +151,7 @@ export class RpcServer {
     }
     if (tx.length === 0) return sendJson(res, 400, errorJson('empty body: send the tx bytes (key=value) as the request body'));
     try {
-      this.backend.submitTx(new Uint8Array(tx));
+      await this.backend.submitTx(new Uint8Array(tx));
     } catch (err) {
       if (err instanceof TxRejectedError) return sendJson(res, err.httpStatus, errorJson(err.message));
       throw err;

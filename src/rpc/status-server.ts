@@ -1,6 +1,8 @@
+import { hash } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import { CheckTxRejectedError, TxRejectedError } from '../exec/index.js';
 import { decodeStoredBlock } from '../store/index.js';
 import { cometNodeId, headerHash, type Block } from '../types/index.js';
 import type { RpcBackend } from './backend.js';
@@ -33,6 +35,41 @@ class RpcError extends Error {
 
 const invalidParams = (data: string) => new RpcError(-32602, 'Invalid params', data, 400);
 
+/** A URL param may come "quoted", as CometBFT's URI form writes strings. */
+const unquote = (v: unknown) => String(v).replace(/^"(.*)"$/s, '$1');
+
+function uintParam(name: string, value: unknown): bigint {
+  const text = unquote(value);
+  if (!/^\d{1,20}$/.test(text)) throw invalidParams(`${name} must be a non-negative integer, got ${JSON.stringify(value)}`);
+  return BigInt(text);
+}
+
+/**
+ * A bytes param as CometBFT reads one: 0x-prefixed hex or a "quoted string"
+ * (the URL form), else `plain` — base64 for a tx, hex for abci_query's data,
+ * as CometBFT's JSON-RPC bodies carry them.
+ */
+function bytesParam(name: string, value: unknown, plain: 'base64' | 'hex'): Uint8Array {
+  const text = String(value);
+  if (/^".*"$/s.test(text)) return new TextEncoder().encode(text.slice(1, -1));
+  const hexText = text.startsWith('0x') ? text.slice(2) : plain === 'hex' ? text : null;
+  if (hexText !== null) {
+    if (!/^(?:[0-9a-fA-F]{2})*$/.test(hexText)) throw invalidParams(`${name} must be hex (an even number of 0-9a-f digits), got ${JSON.stringify(value)}`);
+    return Buffer.from(hexText, 'hex');
+  }
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text)) throw invalidParams(`${name} must be base64 (or 0x-prefixed hex, or a "quoted string" in a URL), got ${JSON.stringify(value)}`);
+  return Buffer.from(text, 'base64');
+}
+
+/** A call to the ABCI app; an app that is down or broke the protocol is answered 503 with the reason. */
+async function fromApp<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    throw new RpcError(-32603, 'Internal error', (err as Error).message, 503);
+  }
+}
+
 /**
  * The CometBFT-compatible JSON-RPC server (DESIGN.md §7): integers as strings,
  * hashes upper-case hex, times RFC 3339, so Cosmos tools (CosmJS) read it.
@@ -46,18 +83,72 @@ export class StatusServer {
       health: async () => ({}),
       block: (p) => this.block(p.height),
       net_info: async () => this.netInfo(),
-      abci_info: async () => {
-        const s = this.backend.state();
-        return {
-          response: {
-            data: 'noded',
-            version: this.backend.version,
-            last_block_height: s.lastBlockHeight.toString(),
-            last_block_app_hash: b64(s.appHash),
-          },
-        };
+      // noded's own, not CometBFT's: the dashboard's view of the node (NodeInfo).
+      node_info: async () => this.backend.info(),
+      abci_info: () => this.abciInfo(),
+      abci_query: (p) => this.abciQuery(p),
+      broadcast_tx_sync: (p) => this.broadcastTxSync(p.tx),
+    };
+  }
+
+  /** The ABCI app's Info (execution.type abci), else the node's own height and state root. */
+  private async abciInfo() {
+    const abci = this.backend.abci;
+    if (!abci) {
+      const s = this.backend.state();
+      return {
+        response: { data: 'noded', version: this.backend.version, last_block_height: s.lastBlockHeight.toString(), last_block_app_hash: b64(s.appHash) },
+      };
+    }
+    const info = await fromApp(() => abci.info());
+    return {
+      response: {
+        data: info.data,
+        version: info.version,
+        app_version: info.appVersion.toString(),
+        last_block_height: info.lastBlockHeight.toString(),
+        last_block_app_hash: b64(info.lastBlockAppHash),
       },
     };
+  }
+
+  private async abciQuery(p: Record<string, unknown>) {
+    const abci = this.backend.abci;
+    if (!abci) throw new RpcError(-32603, 'Internal error', 'abci_query needs an ABCI app (execution.type abci); a kv node serves GET /kv/<key> on its RPC listener', 404);
+    const height = p.height === undefined || p.height === '' ? 0n : uintParam('height', p.height);
+    const request = { path: unquote(p.path ?? ''), data: bytesParam('data', p.data ?? '', 'hex'), height, prove: unquote(p.prove ?? '') === 'true' || p.prove === true };
+    const r = await fromApp(() => abci.query(request));
+    return {
+      response: {
+        code: r.code,
+        log: r.log,
+        info: r.info,
+        index: r.index.toString(),
+        key: b64(r.key),
+        value: b64(r.value),
+        proofOps: null,
+        height: r.height.toString(),
+        codespace: r.codespace,
+      },
+    };
+  }
+
+  /** Submits a tx as POST /tx does and answers with its CheckTx result; refusals before the app (mempool full, …) are errors. */
+  private async broadcastTxSync(txParam: unknown) {
+    if (txParam === undefined) throw invalidParams('tx is required: base64 in a JSON-RPC body, 0x-prefixed hex or a "quoted string" in a URL');
+    const tx = bytesParam('tx', txParam, 'base64');
+    const result = { code: 0, data: '', log: '', codespace: '', hash: hex(hash('sha256', tx, 'buffer')) };
+    try {
+      await this.backend.submitTx(tx);
+    } catch (err) {
+      if (err instanceof CheckTxRejectedError) {
+        const r = err.response;
+        return { ...result, code: r.code, data: b64(r.data), log: r.log, codespace: r.codespace };
+      }
+      if (err instanceof TxRejectedError) throw new RpcError(-32603, 'Internal error', err.message, err.httpStatus);
+      throw err;
+    }
+    return result;
   }
 
   readonly handler = (req: Req, res: Res): void => {

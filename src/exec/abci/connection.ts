@@ -1,0 +1,277 @@
+import { connect, type Socket } from 'node:net';
+import type { DeepPartial } from 'cosmjs-types/helpers';
+import { parseHostPort } from '../../config/index.js';
+import type { Logger } from '../../log/index.js';
+import { sleep } from '../../util/index.js';
+import { FrameError, FrameReader, encodeFrame } from './framing.js';
+import { decodeResponse, encodeRequest, methodName, setField, type Method, type RequestOf, type ResponseOf } from './messages.js';
+
+/** The app cannot be reached, or the connection dropped: the call may be tried again once the app is back. */
+export class AbciUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AbciUnavailableError';
+  }
+}
+
+/**
+ * The app broke the protocol (a malformed frame, a response that does not
+ * answer the request, an `exception`) or did not answer in time: the
+ * connection is closed, and trying the same call again would not help.
+ */
+export class AbciProtocolError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AbciProtocolError';
+  }
+}
+
+export type ConnectionName = 'consensus' | 'mempool' | 'query';
+
+/** Where the app listens: `tcp://host:port` or `unix:///path`. */
+export type AbciEndpoint = { host: string; port: number } | { path: string };
+
+export function parseAbciAddress(address: string): AbciEndpoint {
+  if (address.startsWith('unix://') && address.length > 'unix://'.length) return { path: address.slice('unix://'.length) };
+  try {
+    if (address.startsWith('tcp://')) return parseHostPort(address.slice('tcp://'.length));
+  } catch {
+    // Named below with the forms an address takes.
+  }
+  throw new RangeError(`ABCI address: got ${JSON.stringify(address)}, expected tcp://host:port or unix:///path/to/socket`);
+}
+
+export interface ConnectionOptions {
+  address: string;
+  name: ConnectionName;
+  /** How long the app has to answer a call once it is sent. */
+  callTimeoutMs: number;
+  logger: Logger;
+  /** Longest wait between two dials while waiting for the app. */
+  maxRetryDelayMs?: number;
+}
+
+export interface CallOptions {
+  /**
+   * Dial an unreachable app again with backoff (logged) until it answers or the
+   * connection is closed; without, an unreachable app fails the call at once
+   * with AbciUnavailableError.
+   */
+  waitForApp?: boolean;
+  /** Only on the socket of this generation: fail with AbciUnavailableError if it was lost since, never dial a new one. */
+  generation?: number;
+}
+
+/** A call sent (or queued to send) and waiting for its response; a Flush the connection sends itself has no caller. */
+interface PendingCall {
+  method: Method;
+  deadline: number;
+  resolve?: (response: unknown) => void;
+  reject?: (err: Error) => void;
+}
+
+const FIRST_RETRY_DELAY_MS = 100;
+
+/** Calls in the order they were queued; taking the oldest is O(1), so thousands of pipelined CheckTx stay cheap. */
+class CallQueue {
+  private calls: PendingCall[] = [];
+  private head = 0;
+  /** Calls before this index have been written and have a deadline. */
+  private sentUpTo = 0;
+
+  push(call: PendingCall): void {
+    this.calls.push(call);
+  }
+
+  get oldest(): PendingCall | undefined {
+    return this.calls[this.head];
+  }
+
+  shift(): void {
+    this.head++;
+    if (this.head >= 1024 && this.head * 2 >= this.calls.length) {
+      this.calls = this.calls.slice(this.head);
+      this.sentUpTo = Math.max(0, this.sentUpTo - this.head);
+      this.head = 0;
+    }
+  }
+
+  /** Gives the calls queued since the last write their deadline. */
+  markSent(deadline: number): void {
+    for (let i = Math.max(this.sentUpTo, this.head); i < this.calls.length; i++) this.calls[i]!.deadline = deadline;
+    this.sentUpTo = this.calls.length;
+  }
+
+  /** Removes and returns every call waiting. */
+  drain(): PendingCall[] {
+    const waiting = this.calls.slice(this.head);
+    this.calls = [];
+    this.head = 0;
+    this.sentUpTo = 0;
+    return waiting;
+  }
+}
+
+/**
+ * One socket to the app, as CometBFT's socket client keeps it: requests are
+ * written in order and answered in order; the app writes its answers out when
+ * it reads a Flush, so every batch of requests written in one turn of the event
+ * loop ends with one Flush (CheckTx calls arriving together share it).
+ * A dropped socket is dialled again on the next call.
+ */
+export class AbciConnection {
+  private socket: Socket | null = null;
+  private dialing: Promise<Socket> | null = null;
+  private readonly pending = new CallQueue();
+  private outgoing: Buffer[] = [];
+  private flushScheduled = false;
+  private timer: NodeJS.Timeout | null = null;
+  private readonly closed = new AbortController();
+  private readonly endpoint: AbciEndpoint;
+  /** Sockets opened so far; a caller sees from it that the app may have restarted. */
+  generation = 0;
+
+  constructor(private readonly opts: ConnectionOptions) {
+    this.endpoint = parseAbciAddress(opts.address);
+  }
+
+  /** Whether a socket to the app is open now. */
+  get connected(): boolean {
+    return this.socket !== null;
+  }
+
+  private get what(): string {
+    return `the ABCI app at ${this.opts.address} (${this.opts.name} connection)`;
+  }
+
+  /** Sends one request and resolves with its response. */
+  async call<M extends Method>(method: M, body: DeepPartial<RequestOf<M>>, opts: CallOptions = {}): Promise<ResponseOf<M>> {
+    if (opts.generation !== undefined && (!this.socket || opts.generation !== this.generation)) {
+      throw new AbciUnavailableError(`${this.what} was lost since the app was last in step with the node`);
+    }
+    const socket = await this.open(opts.waitForApp ?? false);
+    return new Promise<ResponseOf<M>>((resolve, reject) => {
+      this.pending.push({ method, deadline: 0, resolve: resolve as (r: unknown) => void, reject });
+      this.outgoing.push(encodeFrame(encodeRequest(method, body)));
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => this.flush(socket));
+      }
+    });
+  }
+
+  /** Writes the queued requests and a Flush in one write. */
+  private flush(socket: Socket): void {
+    this.flushScheduled = false;
+    if (socket !== this.socket || this.outgoing.length === 0) return;
+    this.pending.push({ method: 'flush', deadline: 0 });
+    this.outgoing.push(encodeFrame(encodeRequest('flush', {})));
+    this.pending.markSent(Date.now() + this.opts.callTimeoutMs);
+    socket.write(Buffer.concat(this.outgoing));
+    this.outgoing = [];
+    this.armTimer();
+  }
+
+  private async open(waitForApp: boolean): Promise<Socket> {
+    for (let attempt = 1; ; attempt++) {
+      if (this.closed.signal.aborted) throw new AbciUnavailableError(`${this.what}: connection closed`);
+      if (this.socket) return this.socket;
+      try {
+        const socket = await (this.dialing ??= this.dial().finally(() => (this.dialing = null)));
+        if (attempt > 1) this.opts.logger.info({ address: this.opts.address, connection: this.opts.name }, 'connected to the ABCI app');
+        return socket;
+      } catch (err) {
+        const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+        if (!waitForApp) throw new AbciUnavailableError(`${this.what} is not reachable: ${reason}`);
+        const delayMs = Math.min(FIRST_RETRY_DELAY_MS * 2 ** (attempt - 1), this.opts.maxRetryDelayMs ?? 2000);
+        this.opts.logger.warn(
+          { address: this.opts.address, connection: this.opts.name, reason, attempt, retryInMs: delayMs },
+          `waiting for the ABCI app at ${this.opts.address}: ${reason}; start the app or check execution.abci_address`,
+        );
+        await sleep(delayMs, this.closed.signal).catch(() => undefined);
+      }
+    }
+  }
+
+  private dial(): Promise<Socket> {
+    return new Promise((resolve, reject) => {
+      const socket = connect(this.endpoint);
+      socket.once('error', reject);
+      socket.once('connect', () => {
+        socket.off('error', reject);
+        socket.setNoDelay(true);
+        this.attach(socket);
+        resolve(socket);
+      });
+    });
+  }
+
+  private attach(socket: Socket): void {
+    this.socket = socket;
+    this.generation++;
+    const frames = new FrameReader();
+    socket.on('data', (chunk: Buffer) => {
+      try {
+        for (const body of frames.push(chunk)) this.receive(body);
+      } catch (err) {
+        const message = err instanceof FrameError ? `${this.what} sent a malformed frame: ${err.message}` : (err as Error).message;
+        this.fail(socket, new AbciProtocolError(message));
+      }
+    });
+    socket.on('error', (err: NodeJS.ErrnoException) => this.fail(socket, new AbciUnavailableError(`lost ${this.what}: ${err.code ?? err.message}`)));
+    socket.on('close', () => this.fail(socket, new AbciUnavailableError(`lost ${this.what}: the app closed the connection`)));
+  }
+
+  /** Matches one response to the oldest call waiting; throws AbciProtocolError when it does not answer it. */
+  private receive(body: Buffer): void {
+    let response;
+    try {
+      response = decodeResponse(body);
+    } catch (err) {
+      throw new AbciProtocolError(`${this.what} sent a frame that is not an ABCI Response: ${(err as Error).message}`);
+    }
+    const method = setField(response);
+    const call = this.pending.oldest;
+    if (method === 'exception') {
+      const waiting = call ? ` to ${methodName(call.method)}` : '';
+      throw new AbciProtocolError(`${this.what} answered${waiting} with an exception: ${response.exception!.error}`);
+    }
+    if (method === undefined) throw new AbciProtocolError(`${this.what} sent an unknown response (no ABCI 2.0 response type set)`);
+    if (!call) throw new AbciProtocolError(`${this.what} sent a ${methodName(method)} response nobody asked for`);
+    if (method !== call.method) {
+      throw new AbciProtocolError(`${this.what} answered ${methodName(call.method)} with a ${methodName(method)} response`);
+    }
+    this.pending.shift();
+    call.resolve?.(response[method]);
+    this.armTimer();
+  }
+
+  /** One timer, for the oldest call sent: the app answers in order, so it is the first to be late. */
+  private armTimer(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const oldest = this.pending.oldest;
+    if (!oldest || oldest.deadline === 0) return;
+    const socket = this.socket!;
+    this.timer = setTimeout(() => {
+      const seconds = this.opts.callTimeoutMs / 1000;
+      this.fail(socket, new AbciProtocolError(`${this.what} did not answer ${methodName(oldest.method)} within ${seconds}s; is the app stuck?`));
+    }, Math.max(0, oldest.deadline - Date.now()));
+  }
+
+  /** Ends the socket and fails every call on it with `err` (once: later errors of the same socket are ignored). */
+  private fail(socket: Socket, err: Error): void {
+    if (socket !== this.socket) return;
+    this.socket = null;
+    socket.destroy();
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.outgoing = [];
+    for (const call of this.pending.drain()) call.reject?.(err);
+  }
+
+  close(): void {
+    this.closed.abort();
+    if (this.socket) this.fail(this.socket, new AbciUnavailableError(`${this.what}: connection closed`));
+  }
+}
