@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
+    include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
     // libp2p 3 needs Promise.withResolvers, which Node 20 lacks (DESIGN.md §2).
     setupFiles: ['src/util/polyfill.ts'],
     // Two cores: integration suites spawn daemons, so run files two at a time.

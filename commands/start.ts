@@ -3,12 +3,17 @@ import { Flags } from '@oclif/core';
 import { ConfigError, DEV_HOME, homePaths, loadConfig, resolveHome } from '../src/config/index.js';
 import { HomeError, homeExists, initHome } from '../src/home/index.js';
 import { createLogger } from '../src/log/index.js';
-import { runDaemon } from '../src/node/index.js';
+import { dashboardLogFile, isTerminal } from '../src/dashboard/tty.js';
+import type { DashboardHandle } from '../src/dashboard/index.js';
+import { loadDashboard } from '../cli/dashboard.js';
+import { runDaemon, type Node } from '../src/node/index.js';
 import { NodedCommand } from '../cli/base.js';
 import { configFlags, givenConfigFlags } from '../cli/config-flags.js';
 
 /** node.yml values of a devnet home: the built-in DA, with a DA block every 2 s. */
 const DEVNET_CONFIG = { 'da.local': true, 'da.block_time': '2s' } as const;
+/** How often `--dashboard` reads the node. */
+const DASHBOARD_INTERVAL_MS = 1000;
 
 export default class Start extends NodedCommand {
   static summary = 'Run the node in the foreground: produce or follow blocks and serve the RPC, health and status endpoints.';
@@ -26,6 +31,10 @@ export default class Start extends NodedCommand {
       description: 'Run a devnet in ~/.node-devnet (or --home), initialising it as an aggregator on first use; serves the built-in DA (da.local) unless --no-node.da.local',
       default: false,
     }),
+    dashboard: Flags.boolean({
+      description: 'Show the live dashboard (as `status --watch`) instead of log lines, which go to <home>/logs/node.log; q asks, then stops the node cleanly',
+      default: false,
+    }),
     'node.clear_cache': Flags.boolean({
       description: 'Empty data/cache before starting (the DA-inclusion cache and pending-submission records; rebuilt from the store and DA)',
       default: false,
@@ -35,6 +44,7 @@ export default class Start extends NodedCommand {
 
   async run(): Promise<void> {
     const { flags } = await this.parse(Start);
+    if (flags.dashboard && !isTerminal()) this.fail('--dashboard needs a terminal; run `noded start` without it (logs go to stderr)', 'NOT_A_TERMINAL', 2);
     const home = resolveHome(flags.home ?? (flags.dev ? DEV_HOME : undefined));
     if (flags.dev && !homeExists(home)) {
       try {
@@ -58,13 +68,25 @@ export default class Start extends NodedCommand {
       if (err instanceof ConfigError) this.fail(err.message, err.code);
       throw err;
     }
-    const logger = createLogger({ level: config.log.level, format: config.log.format });
+    const logger = createLogger({ level: config.log.level, format: config.log.format, file: flags.dashboard ? dashboardLogFile(home) : undefined });
+    const stop = new AbortController();
+    const openNodeDashboard = flags.dashboard ? (await loadDashboard()).openNodeDashboard : undefined;
+    let dashboard: DashboardHandle | undefined;
+    const onReady = openNodeDashboard
+      ? (node: Node) => {
+          dashboard = openNodeDashboard(node, { home, intervalMs: DASHBOARD_INTERVAL_MS, onStop: () => stop.abort('stopped from the dashboard') });
+        }
+      : undefined;
     let exitCode: number;
     try {
-      exitCode = await runDaemon({ home, config, logger, version: this.config.version, clearCache: flags['node.clear_cache'] });
+      exitCode = await runDaemon({ home, config, logger, version: this.config.version, clearCache: flags['node.clear_cache'], stop: stop.signal, onReady });
     } catch (err) {
       const e = err as Error & { code?: string };
       this.fail(e.message, typeof e.code === 'string' ? e.code : 'START_FAILED');
+    }
+    if (dashboard) {
+      await dashboard.close();
+      this.logToStderr(`node stopped (exit ${exitCode}); its log is ${dashboardLogFile(home)}`);
     }
     // Keep-alive sockets of clients must not hold the process open after a clean shutdown.
     process.exit(exitCode);

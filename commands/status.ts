@@ -1,6 +1,14 @@
+import { Flags } from '@oclif/core';
 import { NodedCommand } from '../cli/base.js';
-import { clientFor } from '../cli/node-client.js';
+import { clientFor, nodeFlag } from '../cli/node-client.js';
 import { fetchNodeStatus, NodeUnreachableError, type NodeStatusReport } from '../src/client/index.js';
+import { DURATION_FORM, tryParseDuration } from '../src/config/duration.js';
+import { isTerminal } from '../src/dashboard/tty.js';
+import { loadDashboard } from '../cli/dashboard.js';
+import { describeChild } from '../src/supervise/index.js';
+
+/** Shortest --interval: faster readings would cost the node more than they show. */
+const MIN_INTERVAL_MS = 100;
 
 export default class Status extends NodedCommand {
   static summary = 'Show how the node on this home is doing: role, height, last block, sync, health, pending blocks.';
@@ -8,11 +16,26 @@ export default class Status extends NodedCommand {
   static examples = [
     { description: 'The node in ~/.node', command: '<%= config.bin %> <%= command.id %>' },
     { description: 'The devnet, as JSON for a script', command: '<%= config.bin %> <%= command.id %> --home ~/.node-devnet --json' },
+    { description: 'A live dashboard of the devnet (q quits, ? lists the keys)', command: '<%= config.bin %> <%= command.id %> --home ~/.node-devnet --watch' },
   ];
   static enableJsonFlag = true;
+  static flags = {
+    node: nodeFlag,
+    watch: Flags.boolean({ description: 'Open a full-screen dashboard refreshed every --interval, until q; needs a terminal', default: false }),
+    interval: Flags.string({ description: 'How often --watch reads the node, e.g. 500ms or 2s', default: '1s' }),
+  };
 
-  async run(): Promise<NodeStatusReport> {
+  async run(): Promise<NodeStatusReport | void> {
     const { flags } = await this.parse(Status);
+    if (flags.watch) {
+      if (!isTerminal()) this.fail('--watch needs a terminal; use `noded status --json`', 'NOT_A_TERMINAL', 2);
+      if (flags.json) this.fail('--watch draws a dashboard and prints no JSON; use `noded status --json` for one report', 'USAGE', 2);
+      const intervalMs = tryParseDuration(flags.interval);
+      if (intervalMs === undefined || intervalMs < MIN_INTERVAL_MS) {
+        this.fail(`--interval: got ${JSON.stringify(flags.interval)}, expected ${DURATION_FORM}, at least ${MIN_INTERVAL_MS}ms`, 'INVALID_FLAG', 2);
+      }
+      return (await loadDashboard()).watchNode(clientFor(flags), intervalMs);
+    }
     const client = clientFor(flags);
     let report: NodeStatusReport;
     try {
@@ -28,6 +51,7 @@ export default class Status extends NodedCommand {
     this.log(`catching up  ${report.catching_up ? 'yes' : 'no'}`);
     this.log(`health       live: ${health.live.text}, ready: ${health.ready.text}`);
     this.log(`pending      ${report.pending_blocks} blocks not yet on DA`);
+    for (const child of report.children) this.log(`child        ${describeChild(child)}`);
     return report;
   }
 }

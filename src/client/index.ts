@@ -2,6 +2,7 @@ import { request } from 'undici';
 import { fromJson } from '@bufbuild/protobuf';
 import { GetBlockResponseSchema, type GetBlockResponse } from '../types/index.js';
 import { parseJsonExact } from '../util/index.js';
+import type { NodeInfo } from '../rpc/index.js';
 
 /** Nothing answers at the node's address: the message says where and what to check. */
 export class NodeUnreachableError extends Error {
@@ -116,9 +117,18 @@ export class NodeClient {
   }
 
   async status(): Promise<CometStatus> {
-    const res = await this.send(`${this.statusUrl}/status`);
-    const body = JSON.parse(res.text) as { result?: CometStatus; error?: { data?: string } };
-    if (!body.result) throw new NodeRequestError(`status failed: ${body.error?.data ?? res.text}`, res.status);
+    return this.statusMethod<CometStatus>('status');
+  }
+
+  /** What the dashboard shows beside the blocks (noded's `GET /node_info`). */
+  async nodeInfo(): Promise<NodeInfo> {
+    return this.statusMethod<NodeInfo>('node_info');
+  }
+
+  private async statusMethod<T>(method: string): Promise<T> {
+    const res = await this.send(`${this.statusUrl}/${method}`);
+    const body = JSON.parse(res.text) as { result?: T; error?: { data?: string } };
+    if (!body.result) throw new NodeRequestError(`${method} failed: ${body.error?.data ?? res.text}`, res.status);
     return body.result;
   }
 }
@@ -135,16 +145,19 @@ export interface NodeStatusReport {
   health: { live: HealthAnswer; ready: HealthAnswer };
   /** Blocks produced or synced but not yet included on DA. */
   pending_blocks: number;
+  /** The child processes the node supervises (`supervise:` in node.yml). */
+  children: NodeInfo['children'];
 }
 
 /** Gathers the status report from a running node's endpoints. */
 export async function fetchNodeStatus(client: NodeClient, now = Date.now()): Promise<NodeStatusReport> {
   // The RPC listener first, so a node that is not running is reported by its RPC address.
   const live = await client.health('live');
-  const [status, ready, daIncluded] = await Promise.all([
+  const [status, ready, daIncluded, info] = await Promise.all([
     client.status(),
     client.health('ready'),
     client.getMetadata('da_included_height'),
+    client.nodeInfo(),
   ]);
   const height = Number(status.sync_info.latest_block_height);
   const included = daIncluded && daIncluded.length === 8 ? Number(Buffer.from(daIncluded).readBigUInt64BE()) : 0;
@@ -159,5 +172,6 @@ export async function fetchNodeStatus(client: NodeClient, now = Date.now()): Pro
     catching_up: status.sync_info.catching_up,
     health: { live, ready },
     pending_blocks: Math.max(0, height - included),
+    children: info.children,
   };
 }

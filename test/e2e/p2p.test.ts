@@ -43,7 +43,7 @@ const peerIdOf = (address: string) => address.split('/p2p/')[1]!;
 
 describe('P2P sync', () => {
   it('a line A ← B ← C: C, which peers only with B, follows within two block times; net info names the peers', async () => {
-    const blockTimeMs = 500;
+    const blockTimeMs = 1000;
     const { aggregator, full } = await homes.chain('p2p-line', 2);
     const a = await Daemon.start(aggregator, ['--node.node.block_time', `${blockTimeMs}ms`]);
     const b = await Daemon.start(full[0]!, [...(await noDa()), ...peers(a.p2p)]);

@@ -77,7 +77,7 @@ export class NodedProcess {
   }
 
   /** Waits for a JSON log line with this message and returns it parsed; fails at once if the process exits. */
-  protected waitForLog(message: string, what: string): Promise<Record<string, unknown>> {
+  protected waitForLog(message: string, what: string, timeoutMs = 20_000): Promise<Record<string, unknown>> {
     return waitFor(
       () => {
         const line = this.stderr.split('\n').find((l) => l.includes(`"${message}"`));
@@ -86,7 +86,7 @@ export class NodedProcess {
         return null;
       },
       what,
-      20_000,
+      timeoutMs,
     );
   }
 
@@ -109,10 +109,10 @@ export class Daemon extends NodedProcess {
    * Starts `noded start` on ephemeral ports (unless args set them) and waits for
    * the "node started" line. Extra args go after the defaults, so they win.
    */
-  static async start(home: string, args: string[] = [], opts: { wait?: boolean } = {}): Promise<Daemon> {
+  static async start(home: string, args: string[] = [], opts: { wait?: boolean; timeoutMs?: number } = {}): Promise<Daemon> {
     const d = new Daemon(['start', '--home', home, ...defaultStartArgs(args), ...args]);
     if (opts.wait === false) return d;
-    const rec = await d.waitForLog('node started', 'noded start to report "node started"');
+    const rec = await d.waitForLog('node started', 'noded start to report "node started"', opts.timeoutMs);
     d.rpc = `http://${rec.rpc}`;
     d.status = `http://${rec.status}`;
     d.da = String(rec.da).split(' ')[0]!;
