@@ -7,6 +7,7 @@
  */
 import { parseArgs } from 'node:util';
 import { abci } from './figures/abci.js';
+import { catchup } from './figures/catchup.js';
 import { daSync } from './figures/da-sync.js';
 import { dashboard } from './figures/dashboard.js';
 import { doctor } from './figures/doctor.js';
@@ -14,6 +15,7 @@ import { evm } from './figures/evm.js';
 import { getBlock } from './figures/getblock.js';
 import { gossip } from './figures/gossip.js';
 import { idleRss } from './figures/idle-rss.js';
+import { metrics } from './figures/metrics.js';
 import { producer } from './figures/producer.js';
 import { submitter } from './figures/submitter.js';
 import { version } from './figures/version.js';
@@ -22,7 +24,7 @@ import { packageRoot } from './lib/node.js';
 import { markdownTable, runMeta, writeResults, type Row } from './lib/report.js';
 import { killLiveChildren, Scope } from './lib/scope.js';
 
-const BENCHES: Bench[] = [getBlock, producer, daSync, submitter, version, idleRss, doctor, gossip, dashboard, abci, evm];
+const BENCHES: Bench[] = [getBlock, producer, metrics, daSync, catchup, submitter, version, idleRss, doctor, gossip, dashboard, abci, evm];
 
 const USAGE = `usage: node dist/bench/run.js [--quick] [--only NAME[,NAME…]] [--noded-only]
 
@@ -72,6 +74,12 @@ async function main(): Promise<void> {
     current = new Scope();
     try {
       rows.push(...(await bench.run({ quick, nodedOnly }, current)));
+    } catch (err) {
+      if (interrupted) throw err;
+      // One broken figure must not lose the others: it is named in the results and fails the run.
+      const error = (err as Error).stack ?? String(err);
+      process.stderr.write(`bench: ${bench.name} failed: ${error}\n`);
+      meta.failed.push({ bench: bench.name, error: (err as Error).message ?? String(err) });
     } finally {
       await current.close();
       current = null;
@@ -84,6 +92,7 @@ async function main(): Promise<void> {
   }
   const { json, markdown, table } = writeResults(`${packageRoot()}bench/results`, meta, rows);
   process.stdout.write(`\n${table}\nwrote ${json}\nwrote ${markdown}\n`);
+  if (meta.failed.length) process.exitCode = 1;
 }
 
 // Children must not outlive the run, however it ends.

@@ -1,9 +1,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import type { Bench, BenchOptions } from '../lib/figure.js';
 import { packageRoot, withDeadline } from '../lib/node.js';
 import { row } from '../lib/report.js';
+import { freePort } from '../lib/ports.js';
 import { interleave } from '../lib/rounds.js';
 import { exited, type Scope } from '../lib/scope.js';
 
@@ -23,16 +23,6 @@ async function cpuPercent(pid: number, windowMs: number): Promise<number> {
   const start = performance.now();
   await new Promise((resolve) => setTimeout(resolve, windowMs));
   return ((cpuSeconds(pid) - before) / ((performance.now() - start) / 1000)) * 100;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
 }
 
 async function poll(check: () => Promise<boolean> | boolean, what: string, timeoutMs: number): Promise<void> {

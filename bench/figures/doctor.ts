@@ -5,19 +5,11 @@ import type { Bench, BenchOptions } from '../lib/figure.js';
 import { withDeadline, packageRoot } from '../lib/node.js';
 import { wallTimeMs } from '../lib/process.js';
 import { row } from '../lib/report.js';
+import { freePort } from '../lib/ports.js';
 import { interleave } from '../lib/rounds.js';
 import type { Scope } from '../lib/scope.js';
 
 const CHECK_TIMEOUT = '2s';
-
-/** A port free on 127.0.0.1 right now (the devnet's listeners must be named before it starts). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** A TCP server that accepts and never answers: the slowest kind of "down", where only a check's bound ends the wait. */
 async function silentServer(scope: Scope): Promise<string> {

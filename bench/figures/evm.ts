@@ -5,6 +5,7 @@ import { ethCall, signTransfer } from '../lib/evm.js';
 import type { Bench, BenchOptions } from '../lib/figure.js';
 import { openNode, startProducing } from '../lib/node.js';
 import { row } from '../lib/report.js';
+import { freePort } from '../lib/ports.js';
 import { interleave } from '../lib/rounds.js';
 import type { Scope } from '../lib/scope.js';
 
@@ -19,17 +20,6 @@ interface Chain {
   engine: EngineClient;
   ethUrl: string;
   dev: DevAccount;
-}
-
-async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const srv = createServer().once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /** A fresh `init --execution evm` home with its EthereumJS client running (not supervised: the bench owns it). */

@@ -75,6 +75,7 @@ export function markdownTable(rows: Row[], meta: RunMeta): string {
     ),
     '',
     ...rows.map((r, i) => `${i + 1}. ${r.note} Rounds: noded ${r.samples.noded.map(num).join(', ')}; baseline ${r.samples.baseline.map(num).join(', ') || '–'}.`),
+    ...(meta.failed.length ? ['', ...meta.failed.map((f) => `**${f.bench} failed**: ${f.error}`)] : []),
   ];
   return lines.join('\n') + '\n';
 }
@@ -85,10 +86,12 @@ export interface RunMeta {
   only: string[];
   node: string;
   cpus: number;
+  /** Benchmarks that threw, with their error: the rest of the run still reports. */
+  failed: Array<{ bench: string; error: string }>;
 }
 
 export function runMeta(quick: boolean, only: string[]): RunMeta {
-  return { startedAt: new Date().toISOString(), quick, only, node: process.version, cpus: cpus().length };
+  return { startedAt: new Date().toISOString(), quick, only, node: process.version, cpus: cpus().length, failed: [] };
 }
 
 /** Writes bench-<ISO 8601 basic time>.json and latest.md; returns the markdown. */

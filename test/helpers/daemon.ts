@@ -104,6 +104,8 @@ export class Daemon extends NodedProcess {
   da = '';
   /** The node's full P2P address (/ip4/127.0.0.1/tcp/<port>/p2p/<peer_id>), for other nodes' p2p.peers. */
   p2p = '';
+  /** http://host:port of the Prometheus listener ('' when instrumentation.prometheus is off). */
+  metrics = '';
 
   /**
    * Starts `noded start` on ephemeral ports (unless args set them) and waits for
@@ -117,6 +119,7 @@ export class Daemon extends NodedProcess {
     d.status = `http://${rec.status}`;
     d.da = String(rec.da).split(' ')[0]!;
     d.p2p = (rec.p2p as string[])[0]!;
+    if (rec.metrics) d.metrics = `http://${rec.metrics}`;
     return d;
   }
 }
@@ -165,15 +168,4 @@ export async function latestHeight(rpc: string): Promise<number> {
   return r.status === 200 ? r.json.block.header.header.height : 0;
 }
 
-/** A TCP port free right now on 127.0.0.1 (for configs that must name a port before start). */
-export async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../../bench/lib/ports.js';
