@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { defaultConfig, loadConfig, type ConfigFlags } from '../../src/config/index.js';
 import { LocalDa } from '../../src/da/index.js';
 import { initHome } from '../../src/home/index.js';
-import { silentLogger } from '../../src/log/index.js';
+import { silentLogger, type Logger } from '../../src/log/index.js';
 import { Node } from '../../src/node/index.js';
 import type { Block } from '../../src/types/index.js';
 import type { Scope } from './scope.js';
@@ -40,13 +40,13 @@ const NO_DA: ConfigFlags = { 'da.address': 'http://127.0.0.1:1', 'da.local': fal
  * A real aggregator in this process, on ephemeral ports. The environment is left
  * out of the config so a NODED_* variable of the shell cannot change what is measured.
  */
-export function openNode(home: string, flags: ConfigFlags = {}): Promise<Node> {
+export function openNode(home: string, flags: ConfigFlags = {}, logger: Logger = silentLogger()): Promise<Node> {
   const config = loadConfig({
     home,
     env: {},
     flags: { 'rpc.address': '127.0.0.1:0', 'rpc.status_address': '127.0.0.1:0', 'p2p.listen_address': '/ip4/127.0.0.1/tcp/0', 'node.aggregator': true, ...NO_DA, ...flags },
   });
-  return Node.init({ home, config, logger: silentLogger(), version: version() });
+  return Node.init({ home, config, logger, version: version() });
 }
 
 /** Starts production; a fatal production error rejects the returned promise. */

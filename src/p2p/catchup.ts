@@ -239,6 +239,9 @@ export class CatchUp {
           peersUsed.add(chunk.peer);
           next = height + 1n;
         }
+        // The window moved on: ask for the chunks it now admits while the next ones apply,
+        // so fetching overlaps applying instead of waiting for every ready chunk to go in.
+        schedule();
       }
     };
 

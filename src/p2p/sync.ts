@@ -41,6 +41,8 @@ export const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 /** Largest single block a client accepts in a response frame. */
 export const MAX_BLOCK_FRAME_BYTES = 16 * 1024 * 1024;
 const ERROR_MESSAGE_BYTES = 1024;
+/** A range response is written in chunks of about this many bytes (a noise message holds at most 64 KiB). */
+const SEND_BATCH_BYTES = 60 * 1024;
 
 type HeadListener = (peer: string, height: bigint) => void;
 
@@ -128,14 +130,26 @@ export class BlockSync {
         const last = to - from + 1n > BigInt(this.maxBlocks) ? from + BigInt(this.maxBlocks) - 1n : to;
         const blocks = await this.opts.source(from, last);
         let bytes = 0;
+        // Frames go out in writes of about SEND_BATCH_BYTES, not one per block: each write
+        // costs a yamux frame and a noise message, which for small blocks cost more than the block.
+        let batch: Uint8Array[] = [];
+        let batchBytes = 0;
         for (const [i, block] of blocks.entries()) {
           if (i >= this.maxBlocks || block.header?.header?.height !== from + BigInt(i)) break;
           const encoded = encodeBlock(block);
           if (i > 0 && bytes + encoded.length > this.maxBytes) break;
           bytes += encoded.length;
-          await send(stream, encodeFrame(FRAME_BLOCK, encoded), signal);
+          const frame = encodeFrame(FRAME_BLOCK, encoded);
+          batch.push(frame);
+          batchBytes += frame.length;
+          if (batchBytes >= SEND_BATCH_BYTES) {
+            await send(stream, Buffer.concat(batch), signal);
+            batch = [];
+            batchBytes = 0;
+          }
         }
-        await send(stream, encodeFrame(FRAME_END), signal);
+        batch.push(encodeFrame(FRAME_END));
+        await send(stream, Buffer.concat(batch), signal);
       }
       await stream.close({ signal });
     } catch (err) {
