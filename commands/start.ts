@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
 import { Flags } from '@oclif/core';
-import { ConfigError, DEV_HOME, homePaths, loadConfig, resolveHome } from '../src/config/index.js';
+import { ConfigError, DEV_HOME, homePaths, loadConfig, resolveHome, resolveHomePath } from '../src/config/index.js';
 import { HomeError, homeExists, initHome } from '../src/home/index.js';
 import { createLogger } from '../src/log/index.js';
 import { dashboardLogFile, isTerminal } from '../src/dashboard/tty.js';
 import type { DashboardHandle } from '../src/dashboard/index.js';
 import { loadDashboard } from '../cli/dashboard.js';
-import { runDaemon, type Node } from '../src/node/index.js';
+import { logSecrets, runDaemon, type Node } from '../src/node/index.js';
 import { NodedCommand } from '../cli/base.js';
 import { configFlags, givenConfigFlags } from '../cli/config-flags.js';
 
@@ -17,7 +17,7 @@ const DASHBOARD_INTERVAL_MS = 1000;
 
 export default class Start extends NodedCommand {
   static summary = 'Run the node in the foreground: produce or follow blocks and serve the RPC, health and status endpoints.';
-  static description = `Reads config/node.yml of the home, then NODED_<SECTION>_<KEY> environment variables, then --node.<section>.<key> flags (each overriding the previous). Logs go to stderr. SIGINT or SIGTERM shuts down cleanly (exit 0); a second signal exits at once.
+  static description = `Reads config/node.yml of the home, then NODED_<SECTION>_<KEY> environment variables, then --node.<section>.<key> flags (each overriding the previous). Logs go to stderr, and also to log.file when it is set (rotated by log.max_size, keeping log.max_files). SIGINT or SIGTERM shuts down cleanly (exit 0); a second signal exits at once.
 
 --dev runs a single-node devnet in its own home (~/.node-devnet unless --home is given), creating it as an aggregator on first use.`;
   static examples = [
@@ -32,7 +32,7 @@ export default class Start extends NodedCommand {
       default: false,
     }),
     dashboard: Flags.boolean({
-      description: 'Show the live dashboard (as `status --watch`) instead of log lines, which go to <home>/logs/node.log; q asks, then stops the node cleanly',
+      description: 'Show the live dashboard (as `status --watch`) instead of log lines, which go to log.file (or <home>/logs/node.log when unset); q asks, then stops the node cleanly',
       default: false,
     }),
     'node.clear_cache': Flags.boolean({
@@ -68,13 +68,21 @@ export default class Start extends NodedCommand {
       if (err instanceof ConfigError) this.fail(err.message, err.code);
       throw err;
     }
-    const logger = createLogger({ level: config.log.level, format: config.log.format, file: flags.dashboard ? dashboardLogFile(home) : undefined });
+    // Lines go to stderr and log.file; under --dashboard the screen is the dashboard's, so only to a file.
+    const logFile = config.log.file ? resolveHomePath(home, config.log.file) : flags.dashboard ? dashboardLogFile(home) : undefined;
+    const logger = createLogger({
+      level: config.log.level,
+      format: config.log.format,
+      destination: flags.dashboard ? false : undefined,
+      file: logFile ? { path: logFile, maxBytes: config.log.max_size, maxFiles: config.log.max_files } : undefined,
+      secrets: logSecrets(home, config),
+    });
     const stop = new AbortController();
     const openNodeDashboard = flags.dashboard ? (await loadDashboard()).openNodeDashboard : undefined;
     let dashboard: DashboardHandle | undefined;
     const onReady = openNodeDashboard
       ? (node: Node) => {
-          dashboard = openNodeDashboard(node, { home, intervalMs: DASHBOARD_INTERVAL_MS, onStop: () => stop.abort('stopped from the dashboard') });
+          dashboard = openNodeDashboard(node, { logFile: logFile!, intervalMs: DASHBOARD_INTERVAL_MS, onStop: () => stop.abort('stopped from the dashboard') });
         }
       : undefined;
     let exitCode: number;
@@ -86,7 +94,7 @@ export default class Start extends NodedCommand {
     }
     if (dashboard) {
       await dashboard.close();
-      this.logToStderr(`node stopped (exit ${exitCode}); its log is ${dashboardLogFile(home)}`);
+      this.logToStderr(`node stopped (exit ${exitCode}); its log is ${logFile}`);
     }
     // Keep-alive sockets of clients must not hold the process open after a clean shutdown.
     process.exit(exitCode);

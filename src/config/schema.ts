@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { HOST_PORT_FORM, isAbciAddress, isHttpUrl, isListenMultiaddr, matchHostPort } from './address.js';
 import { PEER_ADDRESS_EXAMPLE, PEER_ADDRESS_FORMAT, peerListProblem } from './peer-address.js';
 import { DURATION_FORM, formatDuration, tryParseDuration } from './duration.js';
+import { SIZE_FORM, tryParseSize } from './size.js';
 
 /**
  * The config schema: every key's validation, default and help text is written
@@ -13,7 +14,7 @@ import { DURATION_FORM, formatDuration, tryParseDuration } from './duration.js';
  * as the form a value should take.
  */
 
-export type ConfigKind = 'bool' | 'duration' | 'int' | 'number' | 'string' | 'enum';
+export type ConfigKind = 'bool' | 'duration' | 'int' | 'number' | 'size' | 'string' | 'enum';
 
 /** What the schema keeps beside each key, for everything generated from it. */
 export interface FieldInfo {
@@ -77,6 +78,19 @@ function text(defaultValue: string, description: string, form?: { isValid: (s: s
     ? z.string({ error: form.expected }).refine(form.isValid, { error: (issue) => refused(issue.input) })
     : z.string({ error: 'a string' });
   return field(schema.prefault(defaultValue), { kind: 'string', default: defaultValue }, description);
+}
+
+/** A byte size written with a unit (`10MB`), held as bytes; at least `min` bytes. */
+function size(defaultValue: string, min: number, description: string) {
+  const schema = z.string({ error: SIZE_FORM }).transform((text, ctx) => {
+    const bytes = tryParseSize(text);
+    if (bytes === undefined || bytes < min) {
+      ctx.issues.push({ code: 'custom', message: bytes === undefined ? SIZE_FORM : `a size of at least ${min} bytes, like 10MB`, input: text });
+      return z.NEVER;
+    }
+    return bytes;
+  });
+  return field(schema.prefault(defaultValue), { kind: 'size', default: defaultValue }, description);
 }
 
 function oneOf<const Options extends readonly [string, ...string[]]>(options: Options, defaultValue: Options[number], description: string) {
@@ -178,6 +192,9 @@ const log = section({
   level: oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal'], 'info', 'Least severe level of log lines written'),
   format: oneOf(['text', 'json'], 'text', 'Log format: text for people, json for machines'),
   file: text('', 'Also write logs to this file, rotated by size; relative paths are under the home; empty = stderr only'),
+  max_size: size('100MB', 1024, 'Size at which log.file is rotated, like 10MB: it becomes log.file.1 (older ones shift to .2, .3, …) and a new file begins'),
+  max_files: int(5, 0, 'an integer >= 0', 'Rotated log files kept beside log.file; the oldest beyond this is deleted (0 = keep none)'),
+  status_interval: duration('30s', 'How often the node logs its one-line status (height, sync, DA, peers, last error); it also logs one whenever that state changes'),
 });
 
 /** A whole number written in YAML (read as text there) or JSON. */

@@ -1,4 +1,4 @@
-import { open } from 'node:fs/promises';
+import { readLogText } from '../log/index.js';
 import { clockTime } from './view-model.js';
 
 /** Bytes read from the end of the log: far more than the lines any screen shows. */
@@ -23,28 +23,18 @@ export function formatLogLine(line: string): string {
   }
 }
 
-/** The last `lines` lines of a log file, formatted for the log panel; [] when the file does not exist yet. */
+/** The last `lines` lines of a log file (across a rotation), formatted for the log panel; [] when the file does not exist yet. */
 export async function readLogTail(file: string, lines: number): Promise<string[]> {
-  let handle;
+  let text: string;
   try {
-    handle = await open(file, 'r');
+    text = await readLogText(file, TAIL_BYTES);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw err;
   }
-  try {
-    const { size } = await handle.stat();
-    const start = Math.max(0, size - TAIL_BYTES);
-    const buf = Buffer.alloc(size - start);
-    await handle.read(buf, 0, buf.length, start);
-    const text = buf.toString('utf8').split('\n');
-    // A read that starts mid-file starts mid-line: drop that partial line.
-    if (start > 0) text.shift();
-    return text
-      .filter((l) => l.trim() !== '')
-      .slice(-lines)
-      .map(formatLogLine);
-  } finally {
-    await handle.close();
-  }
+  return text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .slice(-lines)
+    .map(formatLogLine);
 }

@@ -4,7 +4,7 @@ import type { Node } from '../node/index.js';
 import { DashboardFeed } from './feed.js';
 import { HttpSource } from './http-source.js';
 import { NodeSource } from './node-source.js';
-import { dashboardLogFile, wantsColour } from './tty.js';
+import { wantsColour } from './tty.js';
 import { DashboardApp } from './ui/app.js';
 import type { DashboardMode } from './view-model.js';
 
@@ -68,11 +68,11 @@ export function watchNode(client: NodeClient, intervalMs: number): Promise<void>
  * of its log file. `onStop` is called when the operator confirms stopping the
  * node; the caller closes the dashboard once the node has stopped.
  */
-export function openNodeDashboard(node: Node, opts: { home: string; intervalMs: number; onStop: () => void }): DashboardHandle {
+export function openNodeDashboard(node: Node, opts: { logFile: string; intervalMs: number; onStop: () => void }): DashboardHandle {
   const feed = new DashboardFeed(new NodeSource(node), {
     intervalMs: opts.intervalMs,
     timeoutMs: readingTimeout(opts.intervalMs),
-    logFile: dashboardLogFile(opts.home),
+    logFile: opts.logFile,
   });
   return openDashboard(feed, 'node', { onQuit: () => {}, onStopNode: opts.onStop });
 }

@@ -24,6 +24,8 @@ export interface DaemonOptions {
  */
 export async function runDaemon(opts: DaemonOptions): Promise<number> {
   const { logger } = opts;
+  // The daemon's own lines; components log through children of their own.
+  const log = logger.child({ module: 'node' });
   let onFatal: (err: Error) => void = () => undefined;
   let startupFailure: Error | null = null;
   const supervisor = await Supervisor.start(opts.config.supervise, {
@@ -49,7 +51,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<number> {
     const shutdown = (why: string) => {
       if (stopping) return;
       stopping = true;
-      logger.info({ reason: why }, 'shutting down');
+      log.info({ reason: why }, 'shutting down');
       const stopAll = async () => {
         try {
           await node.close();
@@ -58,14 +60,14 @@ export async function runDaemon(opts: DaemonOptions): Promise<number> {
         }
       };
       stopAll().then(resolve, (err) => {
-        logger.error({ err }, 'error while shutting down');
+        log.error({ code: 'SHUTDOWN_FAILED', err }, 'error while shutting down');
         exitCode = 1;
         resolve();
       });
     };
     const onSignal = (signal: NodeJS.Signals) => {
       if (stopping) {
-        logger.warn({ signal }, 'second signal: exiting now without a clean shutdown');
+        log.warn({ signal }, 'second signal: exiting now without a clean shutdown');
         process.exit(1);
       }
       shutdown(`received ${signal}`);
@@ -76,8 +78,8 @@ export async function runDaemon(opts: DaemonOptions): Promise<number> {
     onFatal = (err) => {
       // A condition the node recognises (it has a code) is told in its own words; anything else with its stack.
       const code = (err as { code?: unknown }).code;
-      if (typeof code === 'string') logger.fatal({ code }, `fatal error; stopping the node: ${err.message}`);
-      else logger.fatal({ err }, 'fatal error; stopping the node');
+      if (typeof code === 'string') log.fatal({ code }, `fatal error; stopping the node: ${err.message}`);
+      else log.fatal({ code: 'UNEXPECTED_ERROR', err }, 'fatal error; stopping the node');
       exitCode = 1;
       shutdown('fatal error');
     };

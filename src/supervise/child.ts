@@ -173,16 +173,18 @@ export class SupervisedChild {
 
   private onExit(exit: ChildExit, launchError?: string): void {
     this.lastExit = exit;
+    // `code` in a log line is the stable code alerts match on; the exit code is logged as exitCode.
+    const logged = { exitCode: exit.code, signal: exit.signal, at: exit.at };
     const { name, restart, max_restarts, restart_window } = this.entry;
     if (this.stopping.signal.aborted) {
-      this.log.info({ ...exit }, `${name} stopped (${describeExit(exit)})`);
+      this.log.info(logged, `${name} stopped (${describeExit(exit)})`);
       return;
     }
     const why = launchError ?? describeExit(exit);
     const wanted = restart === 'always' || (restart === 'on-failure' && (exit.code !== 0 || exit.signal !== null));
     if (this.state === 'starting' || !wanted) {
       // A child that dies before it is ready fails start(); one not to restart just ends.
-      this.log.warn({ ...exit }, `${name} exited (${why})${wanted ? '' : `; restart policy ${restart}: not restarting`}`);
+      this.log.warn({ code: 'CHILD_EXITED', ...logged }, `${name} exited (${why})${wanted ? '' : `; restart policy ${restart}: not restarting`}`);
       this.state = this.state === 'starting' ? 'failed' : 'stopped';
       return;
     }
@@ -200,7 +202,7 @@ export class SupervisedChild {
     this.recentRestarts.push(exit.at);
     this.restarts++;
     this.state = 'restarting';
-    this.log.warn({ ...exit, restartInMs: delay, restarts: this.restarts }, `${name} exited (${why}); restarting it in ${delay}ms`);
+    this.log.warn({ code: 'CHILD_EXITED', ...logged, restartInMs: delay, restarts: this.restarts }, `${name} exited (${why}); restarting it in ${delay}ms`);
     sleep(delay, this.stopping.signal).then(
       () => this.spawn(),
       () => undefined, // stopping: no restart

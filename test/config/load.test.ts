@@ -111,6 +111,18 @@ describe('config errors', () => {
     expect(fromFlag.message).toBe('flag --node.node.block_time: node.block_time: got "fast", expected a duration like 500ms, 1s or 2m');
   });
 
+  it('reads a size with a unit as bytes; refuses one without a unit, or below the minimum', () => {
+    expect(parseConfigText('log:\n  max_size: 512KB\n', 'node.yml').log.max_size).toBe(512 * 1024);
+    expect(loadConfig({ home: tempHome(), env: { NODED_LOG_MAX_SIZE: '1.5 GiB' } }).log.max_size).toBe(1.5 * 1024 ** 3);
+    expect(configErrorOf(() => parseConfigText('log:\n  max_size: 10\n', 'node.yml')).message).toContain(
+      'log.max_size: got "10", expected a size like 512KB, 10MB or 1GB',
+    );
+    expect(configErrorOf(() => parseConfigText('log:\n  max_size: 10 parsecs\n', 'node.yml')).message).toContain('expected a size like 512KB');
+    expect(configErrorOf(() => parseConfigText('log:\n  max_size: 100B\n', 'node.yml')).message).toContain(
+      'log.max_size: got "100B", expected a size of at least 1024 bytes',
+    );
+  });
+
   it('refuses a duration without a unit, and zero', () => {
     expect(configErrorOf(() => parseConfigText('node:\n  block_time: 5\n', 'node.yml')).message).toContain(
       'node.block_time: got "5", expected a duration like 500ms, 1s or 2m',

@@ -29,7 +29,7 @@ describe('defaults', () => {
         abci_address: 'tcp://127.0.0.1:26659',
       },
       instrumentation: { prometheus: false, prometheus_listen_addr: '127.0.0.1:26660' },
-      log: { level: 'info', format: 'text', file: '' },
+      log: { level: 'info', format: 'text', file: '', max_size: 100 * 1024 * 1024, max_files: 5, status_interval: 30_000 },
       supervise: [],
     });
   });

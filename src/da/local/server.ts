@@ -277,7 +277,7 @@ export class LocalDa {
     try {
       this.log.append(block);
     } catch (err) {
-      this.logger.error({ err, height: block.height }, 'local DA: cannot write the block log; the block was not sealed');
+      this.logger.error({ code: 'LOCAL_DA_WRITE_FAILED', err, height: block.height }, 'local DA: cannot write the block log; the block was not sealed');
       for (const p of batch) failPending(p, `local DA cannot write its block log: ${(err as Error).message}`);
       return;
     }
@@ -328,7 +328,7 @@ export class LocalDa {
 
   private readonly handle = (req: Req, res: Res): void => {
     this.route(req, res).catch((err: unknown) => {
-      this.logger.error({ err }, 'local DA: request failed');
+      this.logger.error({ code: 'LOCAL_DA_REQUEST_FAILED', err }, 'local DA: request failed');
       send(res, 500, { jsonrpc: '2.0', id: null, error: { code: -32603, message: `internal error: ${(err as Error).message}` } });
     });
   };

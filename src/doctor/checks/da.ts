@@ -1,7 +1,7 @@
-import { open } from 'node:fs/promises';
 import { request } from 'undici';
 import { formatDuration } from '../../config/index.js';
 import { DA_REMEDY, DaClient, DaError, type SyncState } from '../../da/index.js';
+import { readLogText } from '../../log/index.js';
 import type { Check, DoctorContext, Verdict } from '../types.js';
 
 /** A REST answer of the DA node: status, body and how long it took. */
@@ -203,20 +203,6 @@ const SUBMIT_FAILED = 'DA layer submission failed';
 const SUBMITTED = 'submitted blocks to DA';
 const CODE_19 = /codespace:?\s*\\?"?'?sdk\\?"?'?,?\s*code:?\s*19\b/i;
 
-/** The last 16 MiB of a log, as text. */
-async function readTail(file: string): Promise<string> {
-  const fh = await open(file, 'r');
-  try {
-    const { size } = await fh.stat();
-    const length = Math.min(size, LOG_TAIL_BYTES);
-    const buf = Buffer.alloc(length);
-    await fh.read(buf, 0, length, size - length);
-    return buf.toString('utf8');
-  } finally {
-    await fh.close();
-  }
-}
-
 /** When a log line says it happened: the JSON `time`, or the text prefix `[HH:MM:ss.l]`. */
 function lineTime(line: string): string | undefined {
   const json = /"time":"([^"]+)"/.exec(line);
@@ -234,7 +220,7 @@ async function scanLog(ctx: DoctorContext): Promise<LogFinding> {
   if (!ctx.log) return { note: 'no log to scan (give --log FILE, or set log.file)' };
   let text: string;
   try {
-    text = await readTail(ctx.log.file);
+    text = await readLogText(ctx.log.file, LOG_TAIL_BYTES);
   } catch (err) {
     return { note: `log ${ctx.log.file} (${ctx.log.source}) not read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` };
   }
