@@ -1,6 +1,8 @@
-import type { ConfigFlags } from '../../src/config/index.js';
-import type { LocalDa } from '../../src/da/index.js';
-import { createAggregatorHome, createFullNodeHome, openNode, produceFullBlocks, startLocalDa, startProducing, until, withDeadline } from './node.js';
+import type { ChildProcess } from 'node:child_process';
+import { ownPeerAddress, type ConfigFlags } from '../../src/config/index.js';
+import { readHome } from '../../src/home/index.js';
+import { createAggregatorHome, createFullNodeHome, openNode, packageRoot, produceFullBlocks, startLocalDa, startProducing, until, withDeadline } from './node.js';
+import { freePort } from './ports.js';
 import type { Scope } from './scope.js';
 
 /** The chain the sync figures (da-sync, catchup) replay: full blocks of 10 txs × 100 B. */
@@ -9,8 +11,14 @@ export const SYNC_TX_BYTES = 100;
 /** The built-in DA's block time for the sync figures. */
 export const SYNC_DA_BLOCK_MS = 100;
 
+/** A built-in DA server the sync figures use, in this process (a LocalDa) or in a child: where nodes reach it. */
+export interface SyncDa {
+  /** http://host:port of its JSON-RPC, for da.address. */
+  address: string;
+}
+
 /** Config flags that point a node at `da` with the sync figures' DA block time. */
-export const syncDaFlags = (da: LocalDa): ConfigFlags => ({ 'da.address': da.address, 'da.block_time': `${SYNC_DA_BLOCK_MS}ms` });
+export const syncDaFlags = (da: SyncDa): ConfigFlags => ({ 'da.address': da.address, 'da.block_time': `${SYNC_DA_BLOCK_MS}ms` });
 
 /**
  * An aggregator in this process produces `blocks` full blocks (block_time 1ms)
@@ -18,7 +26,7 @@ export const syncDaFlags = (da: LocalDa): ConfigFlags => ({ 'da.address': da.add
  * (for the genesis, and to reopen as a peer holding the chain). Nothing is
  * closed before every block is on DA.
  */
-async function buildSyncChain(scope: Scope, da: LocalDa, blocks: number): Promise<{ home: string; blocksPerSecond: number }> {
+async function buildSyncChain(scope: Scope, da: SyncDa, blocks: number): Promise<{ home: string; blocksPerSecond: number }> {
   const home = scope.tempDir('noded-bench-sync-agg-');
   createAggregatorHome(home);
   const node = await openNode(home, { 'node.block_time': '1ms', ...syncDaFlags(da) });
@@ -32,12 +40,18 @@ async function buildSyncChain(scope: Scope, da: LocalDa, blocks: number): Promis
 }
 
 /**
- * What the sync figures share: the built-in DA in this process and a chain of
- * `blocks` full blocks on it (fewer blocks and rounds with --quick).
+ * What the sync figures share: the built-in DA and a chain of `blocks` full
+ * blocks on it (fewer blocks and rounds with --quick). The DA runs in this
+ * process, or with `daProcess` in a `noded da serve` child, so that serving
+ * blobs costs the measured node's thread nothing (as with a real DA, elsewhere).
  */
-export async function syncFixture(quick: boolean, scope: Scope): Promise<{ blocks: number; rounds: number; da: LocalDa; chain: { home: string; blocksPerSecond: number } }> {
+export async function syncFixture(
+  quick: boolean,
+  scope: Scope,
+  opts: { daProcess?: boolean } = {},
+): Promise<{ blocks: number; rounds: number; da: SyncDa; chain: { home: string; blocksPerSecond: number } }> {
   const { blocks, rounds } = quick ? { blocks: 2_000, rounds: 2 } : { blocks: 10_000, rounds: 3 };
-  const da = await startLocalDa(scope, SYNC_DA_BLOCK_MS);
+  const da = opts.daProcess ? await startDaProcess(scope, SYNC_DA_BLOCK_MS) : await startLocalDa(scope, SYNC_DA_BLOCK_MS);
   const chain = await buildSyncChain(scope, da, blocks);
   return { blocks, rounds, da, chain };
 }
@@ -65,4 +79,77 @@ export async function freshSyncRate(scope: Scope, aggregatorHome: string, blocks
   } finally {
     await node.close();
   }
+}
+
+/** The environment of a `noded` child: this one's, without NODED_* variables (they would change what is measured). */
+function childEnv(): NodeJS.ProcessEnv {
+  return { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('NODED_'))), NO_COLOR: '1' };
+}
+
+/**
+ * Spawns `noded …args` (this package's bin/run.js), killed when the scope
+ * closes, and polls `readyUrl` until it answers 2xx; rejects naming `what`
+ * (with the tail of its stderr) if the child exits first or the deadline passes.
+ */
+async function spawnNoded(scope: Scope, args: string[], readyUrl: string, what: string, ms = 30_000): Promise<ChildProcess> {
+  const child = scope.spawn(process.execPath, [`${packageRoot()}bin/run.js`, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: childEnv() });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (text: string) => {
+    stderr = (stderr + text).slice(-8192);
+  });
+  await withDeadline(
+    (async () => {
+      for (;;) {
+        if (child.exitCode !== null || child.signalCode !== null) {
+          throw new Error(`${what} exited with ${child.exitCode ?? child.signalCode} before it was ready:\n${stderr}`);
+        }
+        try {
+          if ((await fetch(readyUrl)).ok) return;
+        } catch {
+          // Not listening yet.
+        }
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    })(),
+    ms,
+    `${what} to answer ${readyUrl}`,
+  );
+  return child;
+}
+
+/** The built-in DA in its own process (`noded da serve`), on a free port, with a DA block every `blockTimeMs`. */
+export async function startDaProcess(scope: Scope, blockTimeMs: number): Promise<SyncDa> {
+  const port = await freePort();
+  const address = `http://127.0.0.1:${port}`;
+  const args = ['da', 'serve', '--home', scope.tempDir('noded-bench-da-'), '--listen', `127.0.0.1:${port}`, '--block-time', `${blockTimeMs}ms`];
+  await spawnNoded(scope, [...args, '--log-format', 'json', '--log-level', 'warn'], `${address}/health`, '`noded da serve`');
+  return { address };
+}
+
+/**
+ * The node of `home` started as a real `noded start` child, not producing (a
+ * full node of its chain that serves the blocks it holds to peers), on free
+ * ports. Returns its P2P address for another node's p2p.peers. Its DA is a
+ * closed port, as the in-process nodes' is: following a real DA it would re-read
+ * every DA block of the chain it already holds (seconds of CPU) while the
+ * figure measures, on the same cores.
+ */
+export async function startPeerProcess(scope: Scope, home: string): Promise<string> {
+  const [p2p, rpc, status] = [await freePort(), await freePort(), await freePort()];
+  const listen = `/ip4/127.0.0.1/tcp/${p2p}`;
+  const args = [
+    'start',
+    '--home', home,
+    '--no-node.node.aggregator',
+    '--node.p2p.listen_address', listen,
+    '--node.rpc.address', `127.0.0.1:${rpc}`,
+    '--node.rpc.status_address', `127.0.0.1:${status}`,
+    '--no-node.da.local',
+    '--node.da.address', 'http://127.0.0.1:1',
+    '--node.log.format', 'json',
+    '--node.log.level', 'warn',
+  ];
+  // Every listener, P2P first, is bound before /health/live answers.
+  await spawnNoded(scope, args, `http://127.0.0.1:${rpc}/health/live`, 'the peer (`noded start`)');
+  return ownPeerAddress(listen, readHome(home).nodeKey.peerId);
 }

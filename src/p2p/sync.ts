@@ -1,7 +1,7 @@
 import { peerIdFromString } from '@libp2p/peer-id';
 import type { PeerId, Stream } from '@libp2p/interface';
 import type { Logger } from '../log/index.js';
-import { decodeBlock, encodeBlock, type Block } from '../types/index.js';
+import { decodeBlock, type Block } from '../types/index.js';
 import {
   ByteReader,
   FRAME_BLOCK,
@@ -21,8 +21,21 @@ import { blocksProtocol, headProtocol, type P2PHost } from './host.js';
 /** Blocks this node holds in [from, to], ascending and without gaps from `from`; fewer (or none) when it has fewer. */
 export type BlockSource = (from: bigint, to: bigint) => Promise<Block[]>;
 
+/** A block as this node stores it: its height and its protobuf (`Block`) bytes. */
+export interface EncodedBlockAt {
+  height: bigint;
+  bytes: Uint8Array;
+}
+
+/**
+ * The blocks this node holds in [from, to] as stored (protobuf bytes), ascending and
+ * without gaps from `from`; fewer (or none) when it has fewer. Served as they are,
+ * with no decode and re-encode.
+ */
+export type EncodedBlockSource = (from: bigint, to: bigint) => Promise<EncodedBlockAt[]>;
+
 export interface BlockSyncOptions {
-  source: BlockSource;
+  source: EncodedBlockSource;
   /** This node's head height (0 = no blocks). */
   head: () => bigint;
   logger: Logger;
@@ -135,8 +148,8 @@ export class BlockSync {
         let batch: Uint8Array[] = [];
         let batchBytes = 0;
         for (const [i, block] of blocks.entries()) {
-          if (i >= this.maxBlocks || block.header?.header?.height !== from + BigInt(i)) break;
-          const encoded = encodeBlock(block);
+          if (i >= this.maxBlocks || block.height !== from + BigInt(i)) break;
+          const encoded = block.bytes;
           if (i > 0 && bytes + encoded.length > this.maxBytes) break;
           bytes += encoded.length;
           const frame = encodeFrame(FRAME_BLOCK, encoded);

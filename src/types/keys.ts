@@ -41,10 +41,28 @@ export class Ed25519Key {
   }
 }
 
+/**
+ * Public key objects of the keys verified lately, by the key's hex: a chain has one
+ * proposer, so building the object once instead of once a block saves most of a
+ * verification's cost. Bounded; the oldest entry goes first.
+ */
+const publicKeyObjects = new Map<string, KeyObject>();
+const PUBLIC_KEY_CACHE_SIZE = 16;
+
+function publicKeyObject(publicKey: Uint8Array): KeyObject {
+  const hex = Buffer.from(publicKey.buffer, publicKey.byteOffset, publicKey.byteLength).toString('hex');
+  let key = publicKeyObjects.get(hex);
+  if (!key) {
+    key = createPublicKey({ key: Buffer.concat([SPKI_ED25519_PREFIX, publicKey]), format: 'der', type: 'spki' });
+    if (publicKeyObjects.size >= PUBLIC_KEY_CACHE_SIZE) publicKeyObjects.delete(publicKeyObjects.keys().next().value!);
+    publicKeyObjects.set(hex, key);
+  }
+  return key;
+}
+
 export function verifyEd25519(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
   if (publicKey.length !== 32 || signature.length !== 64) return false;
-  const key = createPublicKey({ key: Buffer.concat([SPKI_ED25519_PREFIX, publicKey]), format: 'der', type: 'spki' });
-  return verify(null, message, key, signature);
+  return verify(null, message, publicKeyObject(publicKey), signature);
 }
 
 const BASE58_ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';

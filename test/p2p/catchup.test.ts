@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BlockSync, CatchUp, serialSink, type BlockSource, type P2PHost } from '../../src/p2p/index.js';
+import { BlockSync, CatchUp, serialSink, type EncodedBlockSource, type P2PHost } from '../../src/p2p/index.js';
 import { Ed25519Key, headerHash, type Block } from '../../src/types/index.js';
 import { Hosts, MemChain, addressOf, makeBlocks, nextBlock, silent, waitFor } from './helpers.js';
 
@@ -20,7 +20,7 @@ describe('catch-up over /node/<chain_id>/blocks/1.0.0', () => {
   }
   let a: Server, b: Server;
 
-  async function server(name: string, source: BlockSource, head: () => bigint, opts: { maxBytes?: number; peers?: string[] } = {}): Promise<Server> {
+  async function server(name: string, source: EncodedBlockSource, head: () => bigint, opts: { maxBytes?: number; peers?: string[] } = {}): Promise<Server> {
     const host = await hosts.start({ peers: opts.peers ?? [] });
     const log: Array<[bigint, bigint]> = [];
     served.set(name, log);
@@ -41,7 +41,7 @@ describe('catch-up over /node/<chain_id>/blocks/1.0.0', () => {
   async function client(peers: P2PHost[]): Promise<{ host: P2PHost; sync: BlockSync; chain: MemChain }> {
     const chain = new MemChain(proposer);
     const host = await hosts.start({ peers: peers.map(addressOf) });
-    const sync = new BlockSync(host, { source: chain.source, head: () => chain.height, logger: silent(), headRefreshMs: 0 });
+    const sync = new BlockSync(host, { source: chain.encodedSource, head: () => chain.height, logger: silent(), headRefreshMs: 0 });
     await sync.start();
     await waitFor("the client to learn its peers' heads", () => peers.every((p) => sync.peerHeads().has(p.peerId)));
     return { host, sync, chain };
@@ -49,8 +49,8 @@ describe('catch-up over /node/<chain_id>/blocks/1.0.0', () => {
 
   beforeAll(async () => {
     const full = MemChain.holding(proposer, blocks);
-    a = await server('A', full.source, () => full.height);
-    b = await server('B', full.source, () => full.height);
+    a = await server('A', full.encodedSource, () => full.height);
+    b = await server('B', full.encodedSource, () => full.height);
   });
   afterAll(() => hosts.closeAll());
 
@@ -64,6 +64,15 @@ describe('catch-up over /node/<chain_id>/blocks/1.0.0', () => {
     expect(await c.sync.fetchRange(a.host.peerId, 490n, 600n)).toHaveLength(11);
     expect(await c.sync.fetchRange(a.host.peerId, 501n, 600n)).toEqual([]);
     expect(await c.sync.fetchHead(a.host.peerId)).toBe(500n);
+  });
+
+  it('serves the stored bytes as they are, and stops at the first height its source skips', async () => {
+    const full = MemChain.holding(proposer, blocks);
+    // Heights 1-3, then 5: a gap at 4 (and the height the source says is what the server checks).
+    const gappy = await server('G', async (from, to) => (await full.encodedSource(from, to)).filter((b) => b.height !== 4n), () => 10n);
+    const c = await client([gappy.host]);
+    const got = await c.sync.fetchRange(gappy.host.peerId, 1n, 10n);
+    expect(got.map(hash)).toEqual(blocks.slice(0, 3).map(hash));
   });
 
   it('fetches 500 blocks from two peers in parallel and applies them in order', async () => {
@@ -101,7 +110,7 @@ describe('catch-up over /node/<chain_id>/blocks/1.0.0', () => {
   it('reports the heights no peer has, so the node can fall back to DA', async () => {
     // P holds only 1..100. Its head says so; a peer that claims more (a stale head) answers with nothing.
     const partial = MemChain.holding(proposer, blocks.slice(0, 100));
-    const p = await server('P', partial.source, () => partial.height);
+    const p = await server('P', partial.encodedSource, () => partial.height);
     const c = await client([p.host]);
     const result = await new CatchUp(c.sync, serialSink(c.chain), { logger: silent(), chunkSize: 64 }).run(300n);
     expect(result).toMatchObject({ from: 1n, to: 300n, appliedTo: 100n, blocksApplied: 100, complete: false });
@@ -109,7 +118,7 @@ describe('catch-up over /node/<chain_id>/blocks/1.0.0', () => {
     expect(c.chain.height).toBe(100n);
 
     const liar = MemChain.holding(proposer, blocks.slice(0, 150));
-    const l = await server('L', liar.source, () => 400n);
+    const l = await server('L', liar.encodedSource, () => 400n);
     const d = await client([l.host]);
     const told = await new CatchUp(d.sync, serialSink(d.chain), { logger: silent(), chunkSize: 64 }).run(300n);
     expect(told).toMatchObject({ appliedTo: 150n, complete: false });
@@ -121,7 +130,7 @@ describe('catch-up over /node/<chain_id>/blocks/1.0.0', () => {
     const forgedChain = [...blocks.slice(0, 10)];
     for (let i = 10; i < 40; i++) forgedChain.push(nextBlock(forgedChain.at(-1)!, forger, proposer));
     const bad = MemChain.holding(proposer, forgedChain);
-    const f = await server('F', bad.source, () => bad.height, { maxBytes: 2048 }); // small responses: several requests
+    const f = await server('F', bad.encodedSource, () => bad.height, { maxBytes: 2048 }); // small responses: several requests
     const c = await client([f.host, a.host]);
     const result = await new CatchUp(c.sync, serialSink(c.chain), { logger: silent(), chunkSize: 20 }).run(40n);
     expect(result).toMatchObject({ appliedTo: 40n, complete: true });

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
-import { P2PHost, type P2PHostOptions } from '../../src/p2p/index.js';
-import { Ed25519Key, buildBlock, commitHash, fullDataHash, headerHash, validateBlock, type Block } from '../../src/types/index.js';
+import { P2PHost, type EncodedBlockAt, type P2PHostOptions } from '../../src/p2p/index.js';
+import { Ed25519Key, buildBlock, commitHash, encodeBlock, fullDataHash, headerHash, validateBlock, type Block } from '../../src/types/index.js';
 
 export const CHAIN_ID = 'p2p-test';
 
@@ -87,6 +87,10 @@ export class MemChain {
 
   /** A BlockSource over this chain. */
   source = async (from: bigint, to: bigint): Promise<Block[]> => this.blocks.slice(Number(from) - 1, Number(to));
+
+  /** An EncodedBlockSource over this chain (what BlockSync serves from): heights and protobuf bytes. */
+  encodedSource = async (from: bigint, to: bigint): Promise<EncodedBlockAt[]> =>
+    (await this.source(from, to)).map((block) => ({ height: block.header!.header!.height, bytes: encodeBlock(block) }));
 }
 
 export interface CapturedLogger {

@@ -96,6 +96,24 @@ describe('blocks', () => {
     expect(verifyEd25519(signer.publicKey, tampered, b.header!.signature)).toBe(false);
   });
 
+  it('verifies each signature against its own key, however many keys it has seen', () => {
+    // More keys than verifyEd25519 keeps key objects for, each checked twice: the second time from its cache entry or a rebuilt one.
+    const message = enc.encode('a header');
+    const keys = Array.from({ length: 40 }, () => Ed25519Key.generate());
+    for (let round = 0; round < 2; round++) {
+      for (const [i, key] of keys.entries()) {
+        const other = keys[(i + 1) % keys.length]!;
+        expect(verifyEd25519(key.publicKey, message, key.sign(message))).toBe(true);
+        expect(verifyEd25519(other.publicKey, message, key.sign(message))).toBe(false);
+        // A key given as a view into a larger buffer is the same key.
+        const view = new Uint8Array(64).fill(7);
+        view.set(key.publicKey, 16);
+        expect(verifyEd25519(view.subarray(16, 48), message, key.sign(message))).toBe(true);
+      }
+    }
+    expect(verifyEd25519(new Uint8Array(31), message, keys[0]!.sign(message))).toBe(false);
+  });
+
   it('accepts a valid next block', () => {
     const b1 = block(1n, new Uint8Array(0));
     const b2 = block(2n, headerHash(b1.header!.header!));
