@@ -1,5 +1,6 @@
 import type { Logger } from '../log/index.js';
 import type { Executor } from '../exec/index.js';
+import type { NodeMetrics } from '../metrics/index.js';
 import { decodeStoredBlock, type BlockStore } from '../store/index.js';
 import { headerHash } from '../types/index.js';
 import { isAbortError, sleep } from '../util/index.js';
@@ -66,6 +67,7 @@ export class DaSubmitter {
     private readonly executor: Executor,
     private readonly opts: SubmitterOptions,
     private readonly logger: Logger,
+    private readonly metrics: NodeMetrics | null,
   ) {
     this.gasPrice = opts.gasPrice;
     this.sizeCap = opts.maxBlobSize;
@@ -118,6 +120,8 @@ export class DaSubmitter {
         continue;
       }
       const { blobs, to, bytes } = await this.batch(from, this.store.height());
+      this.metrics?.daAttempts.inc();
+      this.metrics?.daGasPrice.set(this.gasPrice);
       try {
         // A submission that failed after it was sent may still have been included: look before sending again.
         if (searchAll || this.cache.get().pending) {
@@ -135,6 +139,8 @@ export class DaSubmitter {
         this.cache.update({ pending: null });
         await this.executor.setFinal(to);
         this.succeeded();
+        this.metrics?.daSubmittedBlobs.inc(blobs.length);
+        this.metrics?.daSubmittedBytes.inc(bytes);
         this.logger.info({ heights: span(from, to), daHeight: Number(daHeight), blobs: blobs.length, bytes }, 'submitted blocks to DA');
       } catch (err) {
         if (!(err instanceof DaError)) throw err;
@@ -195,6 +201,8 @@ export class DaSubmitter {
 
   private failed(err: DaError, from: bigint, to: bigint): void {
     this.recordError(err);
+    this.metrics?.daFailures.inc({ reason: err.reason });
+    this.metrics?.daLastFailure.set(this.activity.lastError!.at / 1000);
     this.logger.error(
       {
         code: 'DA_SUBMIT_FAILED',

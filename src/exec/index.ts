@@ -3,3 +3,4 @@ export { Mempool, type MempoolLimits } from './mempool.js';
 export { KvExecutor, MAX_BLOCK_TXS, MAX_BLOCK_TX_BYTES } from './kv/kv.js';
 export { createExecutor, type ExecutorDeps } from './create.js';
 export { AbciExecutor, CheckTxRejectedError } from './abci/index.js';
+export { instrumentExecutor } from './instrumented.js';

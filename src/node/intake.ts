@@ -1,3 +1,4 @@
+import type { BlockOrigin, NodeMetrics } from '../metrics/index.js';
 import type { BlockStore } from '../store/index.js';
 import { InvalidBlockError, headerHash, type Block } from '../types/index.js';
 import { serialized } from '../util/index.js';
@@ -6,6 +7,12 @@ import type { Chain } from './chain.js';
 export interface DaHeights {
   header: bigint;
   data: bigint;
+}
+
+/** Where one source (peers, DA) hands its blocks. */
+export interface IntakeSink {
+  readonly nextHeight: bigint;
+  apply(block: Block, daHeights?: DaHeights): Promise<void>;
 }
 
 /**
@@ -19,19 +26,35 @@ export class BlockIntake {
   constructor(
     private readonly chain: Chain,
     private readonly store: BlockStore,
+    private readonly metrics: NodeMetrics | null,
   ) {}
 
-  get nextHeight(): bigint {
-    return this.chain.nextHeight;
+  /** The intake as one source feeds it: the blocks it applies count toward that source in the metrics. */
+  from(origin: BlockOrigin): IntakeSink {
+    const labels = { source: origin };
+    const chain = this.chain;
+    return {
+      get nextHeight() {
+        return chain.nextHeight;
+      },
+      apply: async (block, daHeights) => {
+        if (await this.apply(block, daHeights)) this.metrics?.blocksApplied.inc(labels);
+      },
+    };
   }
 
-  readonly apply = serialized(async (block: Block, daHeights?: DaHeights): Promise<void> => {
+  /** Resolves true when the block went into the chain, false when the chain already held it. */
+  readonly apply = serialized(async (block: Block, daHeights?: DaHeights): Promise<boolean> => {
     const header = block.header?.header;
-    if (!header || header.height >= this.chain.nextHeight) return this.chain.apply(block, daHeights);
+    if (!header || header.height >= this.chain.nextHeight) {
+      await this.chain.apply(block, daHeights);
+      return true;
+    }
     const held = await this.store.getHeightByHash(headerHash(header));
     if (held !== header.height) {
       throw new InvalidBlockError(header.height, `conflicts with block ${header.height} already in the chain (a different header hash)`);
     }
     if (daHeights) await this.store.setDaHeights(header.height, daHeights.header, daHeights.data);
+    return false;
   });
 }

@@ -2,16 +2,28 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Config } from '../config/index.js';
 import { daNamespace, dataNamespace, parsePeerList } from '../config/index.js';
 import { DaCache, DaClient, DaRetriever, DaSubmitter, LocalDa, clearCache, type DaActivity, type DaNamespaces } from '../da/index.js';
-import { AbciExecutor, KvExecutor, Mempool, TxRejectedError, createExecutor, type Executor } from '../exec/index.js';
-import { P2PNetwork } from '../p2p/index.js';
+import { AbciExecutor, KvExecutor, Mempool, TxRejectedError, createExecutor, instrumentExecutor, type Executor } from '../exec/index.js';
+import { createNodeMetrics, type NodeReadings } from '../metrics/index.js';
+import { P2PNetwork, type EncodedBlockAt, type EncodedBlockSource } from '../p2p/index.js';
 import { readHome, type Home } from '../home/index.js';
 import type { Logger } from '../log/index.js';
 import type { ChildStatus } from '../supervise/index.js';
-import { RpcServer, StatusServer, listen, MAX_REQUEST_BYTES, type CheckResult, type HealthReport, type Listener, type RpcBackend } from '../rpc/index.js';
-import { BlockStore, decodeStoredBlock } from '../store/index.js';
-import type { Block } from '../types/index.js';
+import {
+  RpcServer,
+  StatusServer,
+  instrumentHandler,
+  listen,
+  metricsHandler,
+  MAX_REQUEST_BYTES,
+  type CheckResult,
+  type HealthReport,
+  type Listener,
+  type RpcBackend,
+} from '../rpc/index.js';
+import { BlockStore } from '../store/index.js';
 import { Chain } from './chain.js';
 import { nodeInfo } from './info.js';
+import { StatusNotifier } from './notifier.js';
 import { BlockIntake } from './intake.js';
 import { BlockProducer } from './producer.js';
 
@@ -46,7 +58,8 @@ interface NodeComponents {
   submitter: DaSubmitter | null;
   retriever: DaRetriever | null;
   p2p: P2PNetwork;
-  listeners: { rpc: Listener; status: Listener };
+  /** `metrics` is null unless instrumentation.prometheus is on. */
+  listeners: { rpc: Listener; status: Listener; metrics: Listener | null };
 }
 
 /** How many block times an aggregator may go without a block before it is not ready. */
@@ -54,16 +67,20 @@ const PRODUCTION_STALL_BLOCKS = 5;
 /** Largest share of a DA blob a block's txs may take; the rest is header and framing. */
 const BLOB_OVERHEAD_BYTES = 4096;
 
-/** The blocks this node holds in [from, to], ascending, stopping at the first it lacks (served to peers). */
-function storedBlocks(store: BlockStore): (from: bigint, to: bigint) => Promise<Block[]> {
+/**
+ * The blocks this node holds in [from, to] as stored (protobuf bytes, served to
+ * peers as they are), ascending, stopping at the first it lacks: one pass over the store.
+ */
+function storedBlocks(store: BlockStore): EncodedBlockSource {
   return async (from, to) => {
     const last = to < store.height() ? to : store.height();
-    const heights: bigint[] = [];
-    for (let h = from; h <= last; h++) heights.push(h);
-    const blocks: Block[] = [];
-    for (const stored of await Promise.all(heights.map((h) => store.getBlock(h)))) {
-      if (!stored) break;
-      blocks.push(decodeStoredBlock(stored));
+    const blocks: EncodedBlockAt[] = [];
+    if (last < from) return blocks;
+    for await (const batch of store.blocksInRange(from, last)) {
+      for (const block of batch) {
+        if (block.height !== from + BigInt(blocks.length)) return blocks;
+        blocks.push(block);
+      }
     }
     return blocks;
   };
@@ -77,12 +94,16 @@ export class Node {
   private closing: Promise<void> | null = null;
   private readonly controller = new AbortController();
   readonly startedAt = Date.now();
+  /** The periodic status line; started last, with the other services, so it reports a running node. */
+  private readonly notifier: StatusNotifier;
 
   private constructor(
     readonly opts: NodeOptions,
     readonly c: NodeComponents,
     private readonly closers: Array<() => Promise<void> | void>,
-  ) {}
+  ) {
+    this.notifier = new StatusNotifier(() => nodeInfo(this), opts.config.log.status_interval, opts.logger.child({ module: 'status' }));
+  }
 
   static async init(opts: NodeOptions): Promise<Node> {
     const { config, logger } = opts;
@@ -104,9 +125,10 @@ export class Node {
       closers.push(() => removePidFile(home.paths.pidFile));
       if (opts.clearCache) {
         clearCache(home.paths.cacheDir);
-        logger.info({ dir: home.paths.cacheDir }, 'cleared the cache');
+        logger.child({ module: 'node' }).info({ dir: home.paths.cacheDir }, 'cleared the cache');
       }
 
+      const metrics = config.instrumentation.prometheus ? createNodeMetrics() : null;
       const daAddress = new URL(config.da.address);
       const localDa = config.da.local
         ? await LocalDa.start({
@@ -138,7 +160,9 @@ export class Node {
         logger: logger.child({ module: 'execution' }),
       });
       if (executor.close) closers.push(() => executor.close!());
-      const chain = await Chain.load(store, executor, home.genesis, logger.child({ module: 'chain' }));
+      // What the block path calls, timed when metrics are on; the rest of the node uses the executor itself.
+      const execution = metrics ? instrumentExecutor(executor, metrics) : executor;
+      const chain = await Chain.load(store, execution, home.genesis, logger.child({ module: 'chain' }));
       if (executor.blockCommitted) chain.onBlock((block) => executor.blockCommitted!(block.header!.header!.height));
 
       const daRetryMaxMs = Math.min(30_000, Math.max(1000, 5 * config.da.block_time));
@@ -149,7 +173,7 @@ export class Node {
             da,
             cache,
             namespaces,
-            executor,
+            execution,
             {
               chainId: home.genesis.chainId,
               maxBlobSize: config.da.max_blob_size,
@@ -159,13 +183,14 @@ export class Node {
               retryMaxMs: daRetryMaxMs,
             },
             logger.child({ module: 'da-submitter' }),
+            metrics,
           )
         : null;
       if (submitter) chain.onBlock(() => submitter.notify());
       const producer = aggregator
         ? new BlockProducer(
             chain,
-            executor,
+            execution,
             home.signer,
             {
               blockTimeMs: config.node.block_time,
@@ -176,9 +201,10 @@ export class Node {
               maxPendingBlocks: config.node.max_pending_blocks,
             },
             logger.child({ module: 'producer' }),
+            metrics,
           )
         : null;
-      const intake = new BlockIntake(chain, store);
+      const intake = new BlockIntake(chain, store, metrics);
       const lastApplied = chain.height > 0n ? await store.getBlock(chain.height) : null;
       const retriever = aggregator
         ? null
@@ -186,7 +212,7 @@ export class Node {
             da,
             cache,
             namespaces,
-            intake,
+            intake.from('da'),
             {
               chainId: home.genesis.chainId,
               startDaHeight: home.genesis.daStartHeight,
@@ -204,11 +230,12 @@ export class Node {
         peers,
         chainId: home.genesis.chainId,
         proposerAddress: home.genesis.proposerAddress,
-        sink: intake,
+        sink: intake.from('p2p'),
         source: storedBlocks(store),
         head: () => chain.height,
         follow: !aggregator,
         logger,
+        metrics,
       });
       closers.push(() => p2p.close());
       // The aggregator gossips each block right after committing it; a full node tells gossip the chain moved.
@@ -218,17 +245,28 @@ export class Node {
       let node: Node | undefined;
       const parts = { home, store, chain, mempool, executor, namespaces, p2p };
       const backend = createBackend(() => node, opts, parts);
-      const rpc = await listen(config.rpc.address, new RpcServer(backend, logger.child({ module: 'rpc' })).handler, 'node.rpc.address');
+      const rpcServer = new RpcServer(backend, logger.child({ module: 'rpc' }));
+      const rpc = await listen(config.rpc.address, instrumentHandler(rpcServer.handler, 'rpc', rpcServer.routeLabel, metrics), 'node.rpc.address');
       closers.push(() => rpc.close());
-      const status = await listen(config.rpc.status_address, new StatusServer(backend).handler, 'node.rpc.status_address');
+      const statusServer = new StatusServer(backend);
+      const status = await listen(
+        config.rpc.status_address,
+        instrumentHandler(statusServer.handler, 'status', statusServer.routeLabel, metrics),
+        'node.rpc.status_address',
+      );
       closers.push(() => status.close());
+      const metricsListener = metrics
+        ? await listen(config.instrumentation.prometheus_listen_addr, metricsHandler(() => metrics.scrape()), 'node.instrumentation.prometheus_listen_addr')
+        : null;
+      if (metricsListener) closers.push(() => metricsListener.close());
 
       node = new Node(
         opts,
-        { ...parts, localDa, da, producer, submitter, retriever, listeners: { rpc, status } },
+        { ...parts, localDa, da, producer, submitter, retriever, listeners: { rpc, status, metrics: metricsListener } },
         closers,
       );
-      logger.info(
+      metrics?.observe(readings(node));
+      logger.child({ module: 'node' }).info(
         {
           chainId: home.genesis.chainId,
           height: Number(chain.height),
@@ -236,6 +274,7 @@ export class Node {
           p2p: p2p.netInfo().listen_addresses,
           rpc: `${rpc.address.host}:${rpc.address.port}`,
           status: `${status.address.host}:${status.address.port}`,
+          ...(metricsListener ? { metrics: `${metricsListener.address.host}:${metricsListener.address.port}` } : {}),
           da: localDa ? `${localDa.address} (built-in)` : config.da.address,
         },
         'node started',
@@ -267,7 +306,7 @@ export class Node {
     // An execution layer with a handshake of its own starts first and stops last.
     const { executor } = this.c;
     const execution = executor.start && executor.stopped ? (executor as Executor & BackgroundService) : null;
-    return [execution, this.c.submitter, this.c.retriever, this.c.p2p, this.c.producer].filter((s): s is NonNullable<typeof s> => s !== null);
+    return [execution, this.c.submitter, this.c.retriever, this.c.p2p, this.c.producer, this.notifier].filter((s): s is NonNullable<typeof s> => s !== null);
   }
 
   /** Starts production, DA submission or DA sync; `onFatal` hears of an error the node cannot go on after. */
@@ -342,10 +381,26 @@ export class Node {
       this.controller.abort(new Error('node shutting down'));
       for (const service of this.services.reverse()) await service.stopped();
       for (const close of this.closers.reverse()) await close();
-      this.opts.logger.info({ height: Number(this.chain.height) }, 'node stopped');
+      this.opts.logger.child({ module: 'node' }).info({ height: Number(this.chain.height) }, 'node stopped');
     })();
     return this.closing;
   }
+}
+
+/** What the scrape-time gauges read from a running node. */
+function readings(node: Node): NodeReadings {
+  const { store, chain, mempool, p2p, producer } = node.c;
+  return {
+    chainHeight: () => chain.height,
+    daIncludedHeight: () => store.daIncludedHeight(),
+    pendingBlocks: () => (producer ? store.height() - store.daIncludedHeight() : 0n),
+    maxPendingBlocks: node.opts.config.node.max_pending_blocks,
+    mempoolSize: () => mempool.size,
+    connectedPeers: () => p2p.peerInfo().length,
+    bestKnownHeight: () => node.bestKnownHeight(),
+    catchingUp: () => node.catchingUp(),
+    children: () => node.opts.children?.() ?? [],
+  };
 }
 
 function removePidFile(pidFile: string): void {

@@ -1,5 +1,6 @@
 import type { Logger } from '../log/index.js';
 import type { Executor } from '../exec/index.js';
+import type { NodeMetrics } from '../metrics/index.js';
 import type { Ed25519Key } from '../types/index.js';
 import { isAbortError, nowNanos, sleep } from '../util/index.js';
 import type { Chain } from './chain.js';
@@ -31,6 +32,7 @@ export class BlockProducer {
     private readonly signer: Ed25519Key,
     private readonly opts: ProducerOptions,
     private readonly logger: Logger,
+    private readonly metrics: NodeMetrics | null,
   ) {}
 
   /** Starts the loop; `onFatal` hears of an error that stops production (the node then shuts down). */
@@ -79,8 +81,14 @@ export class BlockProducer {
       // The executor learns the block's time first: an EVM payload is built with it.
       const time = nowNanos();
       const txs = await this.executor.getTxs(time);
+      const previousCommitAt = this.chain.lastCommitAt;
       const block = await this.chain.produce(txs, time, this.signer);
       lastBlockAt = Date.now();
+      if (this.metrics) {
+        this.metrics.blockTxs.observe(txs.length);
+        // The first block after a start has no previous one to measure from.
+        if (previousCommitAt > 0) this.metrics.blockInterval.observe((this.chain.lastCommitAt - previousCommitAt) / 1000);
+      }
       this.logger.debug({ height: Number(block.header!.header!.height), txs: txs.length }, 'produced block');
     }
   }

@@ -2,6 +2,7 @@ import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { TopicValidatorResult, type GossipsubMessage, type Message } from '@libp2p/gossipsub';
 import type { PeerId } from '@libp2p/interface';
 import type { Logger } from '../log/index.js';
+import type { GossipTopic, NodeMetrics } from '../metrics/index.js';
 import {
   BlockSchema,
   DataSchema,
@@ -37,6 +38,7 @@ export interface BlockGossipOptions {
   maxAhead?: number;
   /** How long a header or data waits for its other half or for the chain to reach it (default 60 s). */
   pendingTtlMs?: number;
+  metrics?: NodeMetrics | null;
 }
 
 interface Received<T> {
@@ -54,6 +56,9 @@ interface PendingHeight {
 }
 
 const MAX_DATA_CANDIDATES = 4;
+/** Metric labels of the two topics (the chain id stays out of labels). */
+const HEADER = { topic: 'header' } as const;
+const DATA = { topic: 'data' } as const;
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
@@ -114,7 +119,7 @@ export class BlockGossip {
     try {
       this.receive(msg, msgId, propagationSource);
     } catch (err) {
-      this.logger.error({ err: errorText(err) }, 'gossip message handling failed');
+      this.logger.error({ code: 'GOSSIP_HANDLING_FAILED', err: errorText(err) }, 'gossip message handling failed');
       this.report(msgId, propagationSource.toString(), TopicValidatorResult.Ignore);
     }
   };
@@ -152,7 +157,9 @@ export class BlockGossip {
   async publishBlock(block: Block): Promise<{ header: number; data: number }> {
     if (!block.header || !block.data) throw new Error('a block to publish needs header and data');
     const header = await this.pubsub.publish(this.headerTopic, toBinary(SignedHeaderSchema, block.header));
+    this.opts.metrics?.gossipPublished.inc(HEADER);
     const data = await this.pubsub.publish(this.dataTopic, toBinary(DataSchema, block.data));
+    this.opts.metrics?.gossipPublished.inc(DATA);
     return { header: header.recipients.length, data: data.recipients.length };
   }
 
@@ -205,6 +212,7 @@ export class BlockGossip {
   }
 
   private validateHeaderMessage(peer: PeerId, msg: Message): TopicValidatorResult {
+    this.opts.metrics?.gossipReceived.inc(HEADER);
     const signed = this.decodeHeader(msg.data);
     let problem = typeof signed === 'string' ? signed : null;
     if (typeof signed !== 'string') {
@@ -216,15 +224,18 @@ export class BlockGossip {
     }
     if (problem) {
       this.logger.warn({ peer: peer.toString(), topic: this.headerTopic, reason: problem }, 'rejected gossiped header');
+      this.opts.metrics?.gossipRejected.inc(HEADER);
       return TopicValidatorResult.Reject;
     }
     return TopicValidatorResult.Accept;
   }
 
   private validateDataMessage(peer: PeerId, msg: Message): TopicValidatorResult {
+    this.opts.metrics?.gossipReceived.inc(DATA);
     const data = this.decodeData(msg.data);
     if (typeof data === 'string') {
       this.logger.warn({ peer: peer.toString(), topic: this.dataTopic, reason: data }, 'rejected gossiped data');
+      this.opts.metrics?.gossipRejected.inc(DATA);
       return TopicValidatorResult.Reject;
     }
     return TopicValidatorResult.Accept;
@@ -262,7 +273,7 @@ export class BlockGossip {
       for (const [key, d] of slot.data) {
         if (key !== hex(signed.header!.dataHash)) {
           slot.data.delete(key);
-          this.report(d.msgId, d.source, TopicValidatorResult.Reject);
+          this.reject(DATA, d);
         }
       }
       this.noteHeight(height);
@@ -273,7 +284,7 @@ export class BlockGossip {
       const slot = this.slot(height);
       const key = hex(txsHash(data.txs));
       if (slot.header && hex(slot.header.value.header!.dataHash) !== key) {
-        this.report(msgId, source, TopicValidatorResult.Reject);
+        this.reject(DATA, { msgId, source });
         return;
       }
       if (slot.data.has(key) || slot.data.size >= MAX_DATA_CANDIDATES) {
@@ -328,7 +339,7 @@ export class BlockGossip {
           await this.drainOnce();
         } while (this.drainAgain && this.started);
       } catch (err) {
-        this.logger.error({ err: errorText(err) }, 'applying a gossiped block failed');
+        this.logger.error({ code: 'GOSSIP_APPLY_FAILED', err: errorText(err) }, 'applying a gossiped block failed');
       } finally {
         this.draining = null;
       }
@@ -336,9 +347,17 @@ export class BlockGossip {
     return this.draining;
   }
 
+  /** Reports a held message Reject (its sender's score falls), counted in the metrics. */
+  private reject(topic: { topic: GossipTopic }, message: { msgId: string; source: string }): void {
+    this.opts.metrics?.gossipRejected.inc(topic);
+    this.report(message.msgId, message.source, TopicValidatorResult.Reject);
+  }
+
   private settle(slot: PendingHeight, result: TopicValidatorResult): void {
-    if (slot.header) this.report(slot.header.msgId, slot.header.source, result);
-    for (const d of slot.data.values()) this.report(d.msgId, d.source, result);
+    const settle = (topic: { topic: GossipTopic }, m: { msgId: string; source: string }) =>
+      result === TopicValidatorResult.Reject ? this.reject(topic, m) : this.report(m.msgId, m.source, result);
+    if (slot.header) settle(HEADER, slot.header);
+    for (const d of slot.data.values()) settle(DATA, d);
   }
 
   private async drainOnce(): Promise<void> {
@@ -374,7 +393,7 @@ export class BlockGossip {
       this.logger.debug({ height: Number(height), peer: header.source }, 'applied gossiped block');
       this.report(header.msgId, header.source, TopicValidatorResult.Accept);
       this.report(data.msgId, data.source, TopicValidatorResult.Accept);
-      for (const d of slot.data.values()) if (d !== data) this.report(d.msgId, d.source, TopicValidatorResult.Reject);
+      for (const d of slot.data.values()) if (d !== data) this.reject(DATA, d);
     }
   }
 

@@ -1,11 +1,12 @@
 import type { Logger } from '../log/index.js';
-import type { Block } from '../types/index.js';
+import type { NodeMetrics } from '../metrics/index.js';
+import { decodeBlock, type Block } from '../types/index.js';
 import { isAbortError, sleep } from '../util/index.js';
 import { CatchUp } from './catchup.js';
 import { BlockGossip, proposerHeaderValidator } from './gossip.js';
 import { P2PHost, type NetInfo, type PeerInfo, type RedialOptions } from './host.js';
 import type { BlockSink } from './sink.js';
-import { BlockSync, type BlockSource } from './sync.js';
+import { BlockSync, type EncodedBlockSource } from './sync.js';
 
 export interface P2PNetworkOptions {
   /** The node key's 32-byte ed25519 seed. */
@@ -17,8 +18,8 @@ export interface P2PNetworkOptions {
   proposerAddress: Uint8Array;
   /** Where blocks from peers go (the chain). */
   sink: BlockSink;
-  /** This node's blocks, served to peers that catch up. */
-  source: BlockSource;
+  /** This node's blocks as stored, served to peers that catch up. */
+  source: EncodedBlockSource;
   /** This node's head height (0 = no blocks). */
   head: () => bigint;
   /** False on the aggregator: it serves and publishes blocks but takes none from peers. */
@@ -27,6 +28,7 @@ export interface P2PNetworkOptions {
   redial?: Partial<RedialOptions>;
   /** How often peers' heads are asked (they also come with every gossiped header). */
   headRefreshMs?: number;
+  metrics?: NodeMetrics | null;
 }
 
 /** How long the catch-up loop waits when no peer can serve the gap, before it asks again. */
@@ -79,11 +81,13 @@ export class P2PNetwork {
       const network: { current?: P2PNetwork } = {};
       const gossip = new BlockGossip(host, {
         sink: opts.sink,
-        source: opts.source,
+        // Gossip compares stale messages with stored blocks (rare): it decodes them.
+        source: async (from, to) => (await opts.source(from, to)).map((b) => decodeBlock(b.bytes)),
         validateHeader: proposerHeaderValidator(opts.proposerAddress),
         logger: opts.logger,
         onPeerHeight: (peer, height) => sync.noteHead(peer, height),
         onGap: () => network.current?.wake(),
+        metrics: opts.metrics,
       });
       gossip.start();
       const catchUp = new CatchUp(sync, opts.sink, { logger: opts.logger });

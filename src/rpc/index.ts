@@ -4,3 +4,5 @@ export { RpcServer, MAX_REQUEST_BYTES } from './rpc-server.js';
 export { StatusServer, rfc3339Nano } from './status-server.js';
 export { listen, ListenError, type Listener } from './listen.js';
 export { writeSpecJson } from './json.js';
+export { instrumentHandler } from './instrument.js';
+export { metricsHandler } from './metrics-server.js';

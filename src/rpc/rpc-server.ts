@@ -38,6 +38,9 @@ function sendText(res: Res, status: number, body: string): void {
 
 const errorJson = (message: string) => JSON.stringify({ error: message });
 
+/** The routes besides the Connect services' (see handle()). */
+const FIXED_ROUTES = new Set(['/health/live', '/health/ready', '/tx']);
+
 function decodeProto(schema: DescMessage, body: Uint8Array) {
   try {
     return fromBinary(schema, body);
@@ -74,9 +77,15 @@ export class RpcServer {
     });
   }
 
+  /** The route a path counts under in the metrics: one of this listener's routes, else "other". */
+  readonly routeLabel = (path: string): string => {
+    if (this.routes.has(path) || FIXED_ROUTES.has(path)) return path;
+    return path.startsWith('/kv/') ? '/kv/<key>' : 'other';
+  };
+
   readonly handler = (req: Req, res: Res): void => {
     this.handle(req, res).catch((err) => {
-      this.logger.error({ err, url: req.url }, 'RPC request failed');
+      this.logger.error({ code: 'RPC_REQUEST_FAILED', err, url: req.url }, 'RPC request failed');
       if (!res.headersSent) sendJson(res, 500, JSON.stringify({ code: 'internal', message: 'internal error' }));
       else res.end();
     });

@@ -151,6 +151,9 @@ export class StatusServer {
     return result;
   }
 
+  /** The route a path counts under in the metrics: `/` (JSON-RPC POST), `/<method>` of a known method, else "other". */
+  readonly routeLabel = (path: string): string => (path === '/' || Object.hasOwn(this.methods, path.slice(1)) ? path : 'other');
+
   readonly handler = (req: Req, res: Res): void => {
     this.handle(req, res).catch((err) => this.send(res, 500, null, { code: -32603, message: 'Internal error', data: String(err?.message ?? err) }));
   };

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BlockGossip, BlockSync, proposerHeaderValidator, serialSink, type P2PHost } from '../../src/p2p/index.js';
 import { Ed25519Key, headerHash, type Block } from '../../src/types/index.js';
+import { createNodeMetrics, type NodeMetrics } from '../../src/metrics/index.js';
 import { Hosts, MemChain, addressOf, captureLogger, makeBlocks, nextBlock, waitFor, type CapturedLogger } from './helpers.js';
 
 /**
@@ -21,6 +22,7 @@ describe('block gossip', () => {
     chain: MemChain;
     sync: BlockSync;
     log: CapturedLogger;
+    metrics: NodeMetrics;
   }
   let a: Peer, b: Peer, c: Peer, f: Peer;
   const gaps: Array<[bigint, bigint]> = [];
@@ -28,8 +30,9 @@ describe('block gossip', () => {
   async function peer(peers: string[], opts: { validate?: boolean } = {}): Promise<Peer> {
     const log = captureLogger();
     const chain = new MemChain(proposer);
+    const metrics = createNodeMetrics();
     const host = await hosts.start({ peers, logger: log.logger });
-    const sync = new BlockSync(host, { source: chain.source, head: () => chain.height, logger: log.logger, headRefreshMs: 0 });
+    const sync = new BlockSync(host, { source: chain.encodedSource, head: () => chain.height, logger: log.logger, headRefreshMs: 0 });
     await sync.start();
     const gossip = new BlockGossip(host, {
       sink: serialSink(chain),
@@ -39,9 +42,10 @@ describe('block gossip', () => {
       logger: log.logger,
       onPeerHeight: (p, h) => sync.noteHead(p, h),
       onGap: (from, to) => gaps.push([from, to]),
+      metrics,
     });
     gossip.start();
-    return { host, gossip, chain, sync, log };
+    return { host, gossip, chain, sync, log, metrics };
   }
 
   beforeAll(async () => {
@@ -72,6 +76,11 @@ describe('block gossip', () => {
     // C heard of them only through B (it has no connection to A), and knows B's head from it.
     expect(c.host.isConnected(a.host.peerId)).toBe(false);
     expect(c.sync.peerHeads().get(b.host.peerId)).toBe(3n);
+    const count = async (p: Peer, name: 'gossipPublished' | 'gossipReceived', topic: string) =>
+      (await p.metrics[name].get()).values.find((v) => v.labels.topic === topic)?.value;
+    expect(await count(a, 'gossipPublished', 'header')).toBe(3);
+    expect(await count(a, 'gossipPublished', 'data')).toBe(3);
+    expect(await count(c, 'gossipReceived', 'header')).toBe(3);
   });
 
   it('rejects a forged block: it never reaches a sink, is not forwarded, and the sender is penalised', async () => {
@@ -84,6 +93,8 @@ describe('block gossip', () => {
     // Garbage on the header topic is rejected too.
     await f.host.node.services.pubsub.publish(b.gossip.headerTopic, new Uint8Array([1, 2, 3, 250, 251]));
     await waitFor('B to reject the garbage', () => b.log.lines.filter((l) => l.msg === 'rejected gossiped header').length >= 2);
+    const rejected = (await b.metrics.gossipRejected.get()).values.find((v) => v.labels.topic === 'header');
+    expect(rejected?.value).toBe(2);
 
     // The genuine block 4 still goes through, so both full nodes got past the forger's attempt.
     await a.gossip.publishBlock(blocks[3]!);

@@ -1,0 +1,9 @@
+export {
+  createNodeMetrics,
+  type NodeMetrics,
+  type NodeReadings,
+  type ChildReading,
+  type BlockOrigin,
+  type ExecutionMethod,
+  type GossipTopic,
+} from './metrics.js';
