@@ -1,11 +1,11 @@
-import { AbciServer, KvStoreApp } from '../../src/exec/abci/index.js';
-import { silentLogger } from '../../src/log/index.js';
+import { connect } from 'node:net';
 import type { Node } from '../../src/node/index.js';
 import type { Bench, BenchOptions } from '../lib/figure.js';
-import { createAggregatorHome, makeTxs, openNode, startProducing, withDeadline } from '../lib/node.js';
+import { createAggregatorHome, makeTxs, openNode, packageRoot, startProducing, withDeadline } from '../lib/node.js';
+import { freePort } from '../lib/ports.js';
 import { row } from '../lib/report.js';
 import { interleave } from '../lib/rounds.js';
-import type { Scope } from '../lib/scope.js';
+import { stopChild, type Scope } from '../lib/scope.js';
 
 const TX_BYTES = 100;
 /** Txs submitted at once; the rest wait for a slot (CheckTx calls in flight on the ABCI path). */
@@ -36,6 +36,49 @@ async function txsPerSecond(node: Node, txs: Buffer[]): Promise<number> {
   return txs.length / ((end - start) / 1000);
 }
 
+/** Whether something accepts a TCP connection on 127.0.0.1:`port` now. */
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/**
+ * The reference app as a deployment runs it: its own process (`noded abci
+ * kvstore`, a fresh home), on a free port, polled until it accepts connections.
+ * Returns its address and a stop that ends the child (the scope kills it too).
+ */
+async function startKvStoreProcess(scope: Scope): Promise<{ address: string; stop: () => Promise<void> }> {
+  const port = await freePort();
+  const address = `tcp://127.0.0.1:${port}`;
+  // This process's node flags too: under `node --cpu-prof` the app writes a profile of its own beside the node's.
+  const args = [...process.execArgv, `${packageRoot()}bin/run.js`, 'abci', 'kvstore', '--home', scope.tempDir('noded-bench-kvstore-'), '--address', address, '--log-format', 'json'];
+  const child = scope.spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (text: string) => {
+    stderr = (stderr + text).slice(-8192);
+  });
+  await withDeadline(
+    (async () => {
+      for (;;) {
+        if (child.exitCode !== null || child.signalCode !== null) {
+          throw new Error(`\`noded abci kvstore\` exited with ${child.exitCode ?? child.signalCode} before it listened:\n${stderr}`);
+        }
+        if (await accepts(port)) return;
+        await new Promise((resolve) => setTimeout(resolve, 25));
+      }
+    })(),
+    30_000,
+    `\`noded abci kvstore\` to accept connections on ${address}`,
+  );
+  return { address, stop: () => stopChild(child) };
+}
+
 /** A fresh aggregator in this process: the kv machine, or the ABCI app at `abciAddress`. */
 async function round(scope: Scope, txs: Buffer[], abciAddress?: string): Promise<number> {
   const home = scope.tempDir('noded-bench-abci-');
@@ -60,12 +103,12 @@ export const abci: Bench = {
       {
         baseline: () => round(scope, makeTxs(count, TX_BYTES, `kv${r}`)),
         noded: async () => {
-          // A fresh app a round, in this process like the baseline's kv machine, so only the ABCI path differs.
-          const app = await AbciServer.listen('tcp://127.0.0.1:0', new KvStoreApp(scope.tempDir('noded-bench-kvstore-')), silentLogger());
+          // A fresh app a round, in its own process as a Cosmos-SDK app is deployed: the node's thread does only the node's side.
+          const app = await startKvStoreProcess(scope);
           try {
             return await round(scope, makeTxs(count, TX_BYTES, `abci${r++}`), app.address);
           } finally {
-            await app.close();
+            await app.stop();
           }
         },
       },
@@ -74,8 +117,9 @@ export const abci: Bench = {
     const note =
       `A real in-process aggregator (node.block_time ${BLOCK_TIME}, DA kept out) takes ${count.toLocaleString('en')} txs × ${TX_BYTES} B through executor.submitTx ` +
       `(${IN_FLIGHT} at a time) while producing; figure = txs / time from the first submission to the commit of the last. noded: execution.type abci ` +
-      `with the reference kvstore app (AbciServer in the same process, tcp on 127.0.0.1; CheckTx pipelined behind one Flush, one FinalizeBlock and one Commit a block). ` +
-      `Baseline: the built-in kv machine, same txs and cadence.`;
+      `with the reference kvstore app in its own process (\`noded abci kvstore\`, a fresh one a round, tcp on 127.0.0.1), as a standalone Cosmos-SDK app runs ` +
+      `beside a node; CheckTx pipelined behind one Flush, one FinalizeBlock and one Commit a block. ` +
+      `Baseline: the built-in kv machine in the node's process, same txs and cadence.`;
     return [row('ABCI txs/s (kvstore app)', 'txs/s', paired, { ratioAtLeast: 0.5 }, note)];
   },
 };

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createServer, type Server, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { join } from 'node:path';
-import { Response } from 'cosmjs-types/tendermint/abci/types';
+import { Request, Response } from 'cosmjs-types/tendermint/abci/types';
 import {
   AbciClient,
   AbciConnection,
@@ -10,9 +10,13 @@ import {
   AbciServer,
   AbciUnavailableError,
   CODE_MALFORMED_TX,
+  FrameBatch,
   FrameReader,
   KvStoreApp,
+  decodeRequestOneof,
+  decodeResponseOneof,
   encodeFrame,
+  encodeRequest,
   encodeResponse,
 } from '../../src/exec/abci/index.js';
 import { createLogger, recentProblems, silentLogger } from '../../src/log/index.js';
@@ -71,6 +75,40 @@ describe('ABCI framing', () => {
     }
   });
 
+  it('writes batched frames byte for byte as cosmjs-types encodes them, and reads them back the same', () => {
+    const big = new Uint8Array(20_000).fill(0x78);
+    const requests: Array<[Parameters<FrameBatch['request']>[0], object]> = [
+      ['checkTx', { tx: enc('k=v') }],
+      ['checkTx', { tx: new Uint8Array(0) }],
+      ['checkTx', { tx: big, type: 1 }],
+      ['flush', {}],
+      ['info', { version: '0.38.0', blockVersion: 11n, p2pVersion: 8n, abciVersion: '2.0.0' }],
+      ['finalizeBlock', { height: 7n, txs: [enc('a=1'), big], time: { seconds: 3n, nanos: 9 } }],
+    ];
+    const responses: Array<[Parameters<FrameBatch['response']>[0], object]> = [
+      ['checkTx', { code: 0 }],
+      ['checkTx', {}],
+      ['checkTx', { code: 300, codespace: 'kvstore', log: 'tx must be key=value — ünïcode' }],
+      ['checkTx', { code: 5, gasWanted: 10n, gasUsed: 3n, events: [{ type: 'tx', attributes: [{ key: 'k', value: 'v', index: true }] }] }],
+      ['checkTx', { code: 0, data: enc('d'), info: 'i' }],
+      ['commit', { retainHeight: 0n }],
+      ['exception', { error: 'boom' }],
+    ];
+    const out = new FrameBatch();
+    for (const [method, body] of requests) out.request(method, body as never);
+    const stream = out.take();
+    expect(stream.toString('hex')).toBe(Buffer.concat(requests.map(([m, b]) => encodeFrame(encodeRequest(m, b as never)))).toString('hex'));
+    const read = new FrameReader().push(stream).map((b) => decodeRequestOneof(b));
+    expect(read).toEqual(requests.map(([m, b]) => ({ method: m, body: Request.fromPartial({ [m]: b } as never)[m] })));
+
+    for (const [method, body] of responses) out.response(method, body as never);
+    const answers = out.take();
+    expect(answers.toString('hex')).toBe(Buffer.concat(responses.map(([m, b]) => encodeFrame(encodeResponse(m, b as never)))).toString('hex'));
+    const back = new FrameReader().push(answers).map((b) => decodeResponseOneof(b));
+    expect(back).toEqual(responses.map(([m, b]) => ({ method: m, body: Response.fromPartial({ [m]: b } as never)[m as 'checkTx'] })));
+    expect(out.take()).toHaveLength(0);
+  });
+
   it('refuses a varint longer than 10 bytes and a length above the limit', () => {
     expect(() => new FrameReader().push(Buffer.alloc(11, 0xff))).toThrow(/bad length prefix: a varint longer than 10 bytes/);
     expect(() => new FrameReader(1000).push(encodeFrame(new Uint8Array(1001)))).toThrow(/bad length prefix: a message of 1001 bytes, above the 1000-byte limit/);
@@ -105,6 +143,28 @@ describe('ABCI client against the reference kvstore app', () => {
     const txs = Array.from({ length: 2000 }, (_, i) => enc(i % 7 === 0 ? `bad${i}` : `k${i}=v`));
     const results = await Promise.all(txs.map((tx) => c.mempool.call('checkTx', { tx })));
     expect(results.map((r) => r.code)).toEqual(txs.map((_, i) => (i % 7 === 0 ? CODE_MALFORMED_TX : 0)));
+  });
+
+  it('an app that answers with promises: requests still handled one at a time, answered in order', async () => {
+    let running = 0;
+    let overlapped = false;
+    const app = {
+      async checkTx(request: { tx: Uint8Array }) {
+        overlapped ||= running++ > 0;
+        await new Promise((resolve) => setTimeout(resolve, request.tx[0]! % 3));
+        running--;
+        return { code: request.tx[0]! % 2 };
+      },
+      info: () => ({ data: 'async' }),
+    };
+    const server = await AbciServer.listen('tcp://127.0.0.1:0', app, silentLogger());
+    closers.push(() => server.close());
+    const c = client(server.address);
+    const txs = Array.from({ length: 300 }, (_, i) => new Uint8Array([i % 256]));
+    const [results, info] = await Promise.all([Promise.all(txs.map((tx) => c.mempool.call('checkTx', { tx }))), c.info()]);
+    expect(results.map((r) => r.code)).toEqual(txs.map((tx) => tx[0]! % 2));
+    expect(info.data).toBe('async');
+    expect(overlapped).toBe(false);
   });
 
   it('speaks over a unix socket too', async () => {
