@@ -1,7 +1,8 @@
 import { connect } from 'node:net';
 import type { Node } from '../../src/node/index.js';
 import type { Bench, BenchOptions } from '../lib/figure.js';
-import { createAggregatorHome, makeTxs, openNode, packageRoot, startProducing, withDeadline } from '../lib/node.js';
+import { spawnNoded } from '../lib/chain.js';
+import { createAggregatorHome, makeTxs, openNode, startProducing, withDeadline } from '../lib/node.js';
 import { freePort } from '../lib/ports.js';
 import { row } from '../lib/report.js';
 import { interleave } from '../lib/rounds.js';
@@ -56,26 +57,8 @@ function accepts(port: number): Promise<boolean> {
 async function startKvStoreProcess(scope: Scope): Promise<{ address: string; stop: () => Promise<void> }> {
   const port = await freePort();
   const address = `tcp://127.0.0.1:${port}`;
-  // This process's node flags too: under `node --cpu-prof` the app writes a profile of its own beside the node's.
-  const args = [...process.execArgv, `${packageRoot()}bin/run.js`, 'abci', 'kvstore', '--home', scope.tempDir('noded-bench-kvstore-'), '--address', address, '--log-format', 'json'];
-  const child = scope.spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (text: string) => {
-    stderr = (stderr + text).slice(-8192);
-  });
-  await withDeadline(
-    (async () => {
-      for (;;) {
-        if (child.exitCode !== null || child.signalCode !== null) {
-          throw new Error(`\`noded abci kvstore\` exited with ${child.exitCode ?? child.signalCode} before it listened:\n${stderr}`);
-        }
-        if (await accepts(port)) return;
-        await new Promise((resolve) => setTimeout(resolve, 25));
-      }
-    })(),
-    30_000,
-    `\`noded abci kvstore\` to accept connections on ${address}`,
-  );
+  const args = ['abci', 'kvstore', '--home', scope.tempDir('noded-bench-kvstore-'), '--address', address, '--log-format', 'json'];
+  const child = await spawnNoded(scope, args, () => accepts(port), '`noded abci kvstore`');
   return { address, stop: () => stopChild(child) };
 }
 

@@ -86,13 +86,25 @@ function childEnv(): NodeJS.ProcessEnv {
   return { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('NODED_'))), NO_COLOR: '1' };
 }
 
+/** A readiness check: `url` answers 2xx. */
+export function answers(url: string): () => Promise<boolean> {
+  return async () => {
+    try {
+      return (await fetch(url)).ok;
+    } catch {
+      return false; // Not listening yet.
+    }
+  };
+}
+
 /**
- * Spawns `noded …args` (this package's bin/run.js), killed when the scope
- * closes, and polls `readyUrl` until it answers 2xx; rejects naming `what`
- * (with the tail of its stderr) if the child exits first or the deadline passes.
+ * Spawns `noded …args` (this package's bin/run.js, under this process's node
+ * flags, so `node --cpu-prof` profiles it too), killed when the scope closes,
+ * and polls `ready` until it holds; rejects naming `what` (with the tail of
+ * its stderr) if the child exits first or the deadline passes.
  */
-async function spawnNoded(scope: Scope, args: string[], readyUrl: string, what: string, ms = 30_000): Promise<ChildProcess> {
-  const child = scope.spawn(process.execPath, [`${packageRoot()}bin/run.js`, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: childEnv() });
+export async function spawnNoded(scope: Scope, args: string[], ready: () => Promise<boolean>, what: string, ms = 30_000): Promise<ChildProcess> {
+  const child = scope.spawn(process.execPath, [...process.execArgv, `${packageRoot()}bin/run.js`, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: childEnv() });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (text: string) => {
     stderr = (stderr + text).slice(-8192);
@@ -103,16 +115,12 @@ async function spawnNoded(scope: Scope, args: string[], readyUrl: string, what: 
         if (child.exitCode !== null || child.signalCode !== null) {
           throw new Error(`${what} exited with ${child.exitCode ?? child.signalCode} before it was ready:\n${stderr}`);
         }
-        try {
-          if ((await fetch(readyUrl)).ok) return;
-        } catch {
-          // Not listening yet.
-        }
+        if (await ready()) return;
         await new Promise((resolve) => setTimeout(resolve, 25));
       }
     })(),
     ms,
-    `${what} to answer ${readyUrl}`,
+    `${what} to be ready`,
   );
   return child;
 }
@@ -122,7 +130,7 @@ export async function startDaProcess(scope: Scope, blockTimeMs: number): Promise
   const port = await freePort();
   const address = `http://127.0.0.1:${port}`;
   const args = ['da', 'serve', '--home', scope.tempDir('noded-bench-da-'), '--listen', `127.0.0.1:${port}`, '--block-time', `${blockTimeMs}ms`];
-  await spawnNoded(scope, [...args, '--log-format', 'json', '--log-level', 'warn'], `${address}/health`, '`noded da serve`');
+  await spawnNoded(scope, [...args, '--log-format', 'json', '--log-level', 'warn'], answers(`${address}/health`), '`noded da serve`');
   return { address };
 }
 
@@ -150,6 +158,6 @@ export async function startPeerProcess(scope: Scope, home: string): Promise<stri
     '--node.log.level', 'warn',
   ];
   // Every listener, P2P first, is bound before /health/live answers.
-  await spawnNoded(scope, args, `http://127.0.0.1:${rpc}/health/live`, 'the peer (`noded start`)');
+  await spawnNoded(scope, args, answers(`http://127.0.0.1:${rpc}/health/live`), 'the peer (`noded start`)');
   return ownPeerAddress(listen, readHome(home).nodeKey.peerId);
 }
