@@ -142,7 +142,7 @@ export function createNodeMetrics() {
     daSubmittedBytes: counter('da_submitted_bytes_total', 'Bytes of blobs included on DA'),
     daSubmittedBlobs: counter('da_submitted_blobs_total', 'Blobs included on DA (a header and a data blob per block)'),
     gossipReceived: counter('p2p_gossip_received_total', 'Gossip messages received from peers, by topic', ['topic']),
-    gossipPublished: counter('p2p_gossip_published_total', 'Gossip messages this node published, by topic', ['topic']),
+    gossipPublished: counter('p2p_gossip_published_total', 'Gossip messages this node published, by topic (none while no peer subscribes to it)', ['topic']),
     gossipRejected: counter('p2p_gossip_rejected_total', 'Gossip messages rejected as invalid (the sender is penalised), by topic', ['topic']),
     rpcRequests: counter('rpc_requests_total', 'Requests answered, by listener, route and HTTP status code', rpcLabels),
     rpcDuration: histogram('rpc_request_duration_seconds', 'Time to answer a request, by listener, route and HTTP status code', SECONDS_FAST, rpcLabels),

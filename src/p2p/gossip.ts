@@ -156,11 +156,20 @@ export class BlockGossip {
   /** Publishes a committed block: its signed header, then its data. Resolves with how many peers each went to. */
   async publishBlock(block: Block): Promise<{ header: number; data: number }> {
     if (!block.header || !block.data) throw new Error('a block to publish needs header and data');
-    const header = await this.pubsub.publish(this.headerTopic, toBinary(SignedHeaderSchema, block.header));
-    this.opts.metrics?.gossipPublished.inc(HEADER);
-    const data = await this.pubsub.publish(this.dataTopic, toBinary(DataSchema, block.data));
-    this.opts.metrics?.gossipPublished.inc(DATA);
-    return { header: header.recipients.length, data: data.recipients.length };
+    // With no peer on a topic the message would be encoded and signed only to be dropped (a peer that
+    // connects later catches up by range), and that signing is a tenth of a busy aggregator's time.
+    const subscribed = (topic: string) => this.pubsub.getSubscribers(topic).length > 0;
+    let header = 0;
+    let data = 0;
+    if (subscribed(this.headerTopic)) {
+      header = (await this.pubsub.publish(this.headerTopic, toBinary(SignedHeaderSchema, block.header))).recipients.length;
+      this.opts.metrics?.gossipPublished.inc(HEADER);
+    }
+    if (subscribed(this.dataTopic)) {
+      data = (await this.pubsub.publish(this.dataTopic, toBinary(DataSchema, block.data))).recipients.length;
+      this.opts.metrics?.gossipPublished.inc(DATA);
+    }
+    return { header, data };
   }
 
   /** Peers in this node's gossip mesh for the header topic. */
