@@ -30,8 +30,8 @@ export function median(values: number[]): number {
 export const sample = (samples: number[]): Sample => ({ samples, median: median(samples) });
 
 /**
- * Measures a figure beside its baseline: `rounds` rounds of baseline then noded,
- * alternating, so both sides see the same machine load over the run (the host is
+ * Measures a figure beside its baseline: `rounds` rounds of both sides, the
+ * order swapped every round, so both sides see the same machine load over the run (the host is
  * shared and noisy) and neither always runs first. Reports each side's median.
  */
 export async function interleave(
@@ -48,9 +48,14 @@ export async function interleave(
       const [b, n] = await Promise.all([sides.baseline(), sides.noded()]);
       baseline.push(b);
       noded.push(n);
-    } else {
+    } else if (i % 2 === 0) {
       baseline.push(await sides.baseline());
       noded.push(await sides.noded());
+    } else {
+      // The other order every other round: whatever the first run of a round leaves behind
+      // (JIT warm-up, a store to compact, a busier heap) falls on both sides alike.
+      noded.push(await sides.noded());
+      baseline.push(await sides.baseline());
     }
   }
   return { noded: sample(noded), baseline: sample(baseline) };
