@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { dashboardLogFile } from '../../src/dashboard/index.js';
 import { Daemon, freePort, killAll, runCli, waitFor } from '../helpers/daemon.js';
 import { Homes } from '../helpers/homes.js';
-import { TmuxTerminal, hasTmux } from './tmux.js';
+import { TmuxTerminal, requireTmux } from './tmux.js';
 
 const homes = new Homes();
 const terminals: TmuxTerminal[] = [];
@@ -68,7 +68,9 @@ describe('without a terminal', () => {
   });
 });
 
-describe.skipIf(!hasTmux)('in a real terminal (tmux)', () => {
+describe('in a real terminal (tmux)', () => {
+  beforeAll(requireTmux);
+
   it('status --watch: says no node is there, then shows the devnet live (height rising, DA pending, peers); q exits 0 and restores the terminal', async () => {
     const { aggregator, full } = await homes.chain('dash-watch');
     const [rpcPort, statusPort] = [await freePort(), await freePort()];

@@ -1,8 +1,13 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { RUN_JS } from '../helpers/daemon.js';
 
-/** tmux is on the machines and in CI (Debian's tmux); the terminal tests say so and skip where it is not. */
-export const hasTmux = spawnSync('tmux', ['-V']).status === 0;
+/**
+ * The terminal tests need tmux (Debian's tmux; `.ci/run` installs it where it is missing).
+ * Without it they fail saying so, rather than skip and cover nothing.
+ */
+export function requireTmux(): void {
+  if (spawnSync('tmux', ['-V']).status !== 0) throw new Error('the terminal tests need tmux: apt-get install tmux');
+}
 
 const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
