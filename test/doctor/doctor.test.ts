@@ -341,7 +341,7 @@ describe('noded doctor against a running devnet', () => {
     expect(keys.remedy).toMatch(/^`chmod 600 /);
   });
 
-  it.skipIf(spawnSync('script', ['--version']).status !== 0)('on a terminal: a listr2 task list with colours', async () => {
+  it('on a terminal: a listr2 task list with colours', async () => {
     const cmd = `stty cols 200; ${process.execPath} ${RUN_JS} doctor --home ${home} --timeout 3s --check config,peers,node`;
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'NO_COLOR' && k !== 'FORCE_COLOR'));
     const tty = spawnSync('script', ['-qec', cmd, '/dev/null'], { encoding: 'utf8', env, timeout: 30_000 });

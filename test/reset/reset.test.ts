@@ -297,7 +297,7 @@ describe('reset --dry-run', () => {
   });
 });
 
-describe.skipIf(spawnSync('script', ['--version']).status !== 0)('reset on a terminal', () => {
+describe('reset on a terminal', () => {
   it('asks, listing what it deletes: y deletes (shown as a listr2 task list), anything else deletes nothing', async () => {
     const [yes, no] = [filledHome('tty-1', true), filledHome('tty-2', true)];
     const noBefore = snapshot(no);
