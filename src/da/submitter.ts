@@ -160,7 +160,6 @@ export class DaSubmitter {
     let full = false;
     read: for await (const stored of this.store.blocksInRange(from, head)) {
       for (const block of stored) {
-        if (block.height !== to + 1n) break read;
         const pair = storedBlockBlobs(block.bytes, this.namespaces);
         const size = pair[0].data.length + pair[1].data.length;
         full = blobs.length > 0 && bytes + size > this.sizeCap;

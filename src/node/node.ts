@@ -75,13 +75,7 @@ function storedBlocks(store: BlockStore): EncodedBlockSource {
   return async (from, to) => {
     const last = to < store.height() ? to : store.height();
     const blocks: EncodedBlockAt[] = [];
-    if (last < from) return blocks;
-    for await (const batch of store.blocksInRange(from, last)) {
-      for (const block of batch) {
-        if (block.height !== from + BigInt(blocks.length)) return blocks;
-        blocks.push(block);
-      }
-    }
+    for await (const batch of store.blocksInRange(from, last)) blocks.push(...batch);
     return blocks;
   };
 }

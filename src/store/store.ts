@@ -183,12 +183,24 @@ export class BlockStore {
   }
 
   /**
-   * The stored blocks of heights `from..to` that exist, in height order, about
-   * a megabyte at a time: one pass over the store instead of a read a block.
+   * The stored blocks of heights `from..to`, in height order, ending at the
+   * first height the store lacks; about a megabyte at a time: one pass over
+   * the store instead of a read a block.
    */
   async *blocksInRange(from: bigint, to: bigint): AsyncGenerator<Array<{ height: bigint; bytes: Uint8Array }>> {
     const entries = this.db.iterator({ gte: heightKey(Bucket.block, from), lte: heightKey(Bucket.block, to), highWaterMarkBytes: 1024 * 1024 });
-    for await (const batch of inBatches(entries, 10_000)) yield batch.map(([key, bytes]) => ({ height: readHeight(key, 1), bytes }));
+    let next = from;
+    for await (const batch of inBatches(entries, 10_000)) {
+      const blocks = [];
+      for (const [key, bytes] of batch) {
+        const height = readHeight(key, 1);
+        if (height !== next) break;
+        blocks.push({ height, bytes });
+        next++;
+      }
+      if (blocks.length > 0) yield blocks;
+      if (blocks.length < batch.length) return;
+    }
   }
 
   /** Reads one key of a bucket (executors keep their state in their own bucket). */
