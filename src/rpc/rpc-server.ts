@@ -12,6 +12,7 @@ import { BlockJsonCache } from './block-json-cache.js';
 import { BodyTooLargeError, readBody } from './http.js';
 import { p2pService } from './p2p-service.js';
 import { connectErrorJson, parseSpecJsonRequest, writeSpecJson } from './json.js';
+import { ServerReflection } from './reflection.js';
 import { configService, storeService, unaryRoutes, type UnaryRoute } from './services.js';
 
 type Req = IncomingMessage | Http2ServerRequest;
@@ -73,6 +74,7 @@ export class RpcServer {
         router.service(StoreService, storeService(backend));
         router.service(ConfigService, configService(backend));
         router.service(P2PService, p2pService(backend));
+        new ServerReflection([StoreService, ConfigService, P2PService]).register(router);
       },
     });
   }
@@ -98,7 +100,7 @@ export class RpcServer {
     if (route && req.method === 'POST' && (JSON_TYPE.test(contentType) || PROTO_TYPE.test(contentType))) {
       return this.unary(route, JSON_TYPE.test(contentType) ? 'json' : 'proto', req, res);
     }
-    if (path.startsWith('/node.v1.')) return this.connect(req as IncomingMessage, res as ServerResponse);
+    if (path.startsWith('/node.v1.') || path.startsWith('/grpc.reflection.')) return this.connect(req as IncomingMessage, res as ServerResponse);
     if (path === '/health/live' || path === '/health/ready') return this.health(path, req, res);
     if (path === '/tx') return this.tx(req, res);
     if (path.startsWith('/kv/')) return this.kv(path.slice('/kv/'.length), req, res);
