@@ -65,7 +65,7 @@ export default class Start extends NodedCommand {
       if (flags.dev && given['da.local'] === undefined) given['da.local'] = true;
       config = loadConfig({ home, flags: given });
     } catch (err) {
-      if (err instanceof ConfigError) this.fail(err.message, err.code);
+      if (err instanceof ConfigError) this.fail(err.message, err.code, err.fromFlags ? 2 : 1);
       throw err;
     }
     // Lines go to stderr and log.file; under --dashboard the screen is the dashboard's, so only to a file.
