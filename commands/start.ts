@@ -10,8 +10,11 @@ import { logSecrets, runDaemon, type Node } from '../src/node/index.js';
 import { NodedCommand } from '../cli/base.js';
 import { configFlags, givenConfigFlags } from '../cli/config-flags.js';
 
-/** node.yml values of a devnet home: the built-in DA, with a DA block every 2 s. */
-const DEVNET_CONFIG = { 'da.local': true, 'da.block_time': '2s' } as const;
+/**
+ * node.yml values of a devnet home: the built-in DA, with a DA block every 2 s,
+ * and peers taken on loopback only (a devnet is not for other machines).
+ */
+const DEVNET_CONFIG = { 'da.local': true, 'da.block_time': '2s', 'p2p.listen_address': '/ip4/127.0.0.1/tcp/7676' } as const;
 /** How often `--dashboard` reads the node. */
 const DASHBOARD_INTERVAL_MS = 1000;
 

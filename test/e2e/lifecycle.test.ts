@@ -4,6 +4,7 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from '
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { fromJson } from '@bufbuild/protobuf';
+import { parseConfigText } from '../../src/config/index.js';
 import { GetBlockResponseSchema, headerHash, type Block } from '../../src/types/index.js';
 import { parseJsonExact } from '../../src/util/index.js';
 import { Daemon, getBlockJson, killAll, latestHeight, runCli, tempHome, waitFor, type RunResult } from '../helpers/daemon.js';
@@ -277,6 +278,7 @@ describe('start --dev', () => {
     expect(first.stderr).toContain(`Initialised devnet home ${home}`);
     const genesis = readFileSync(join(home, 'config', 'genesis.json'), 'utf8');
     expect(JSON.parse(genesis).chain_id).toBe('noded-devnet');
+    expect(parseConfigText(readFileSync(join(home, 'config', 'node.yml'), 'utf8'), 'node.yml').p2p.listen_address, 'peers on loopback only').toBe('/ip4/127.0.0.1/tcp/7676');
     expect(logRecord(first, 'node started')).toMatchObject({ role: 'aggregator', height: 0, chainId: 'noded-devnet' });
     await waitFor(async () => (await latestHeight(first.rpc)) >= 2, 'height 2');
     const block1 = hashHex((await fetchBlock(first.rpc, 1))!);
