@@ -3,6 +3,7 @@ import { join, dirname } from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { BlockSchema, StateSchema, encodeBlock, type Block, type State } from '../types/index.js';
+import { storeOpenRemedy } from './open-error.js';
 import { Bucket, MetadataKey, bucketKey, heightKey, heightBytes, readHeight, stringKey } from './buckets.js';
 
 type Db = ClassicLevel<Uint8Array, Uint8Array>;
@@ -54,7 +55,8 @@ export class BlockStore {
           `the store ${path} is already in use by ${pid ? `process ${pid}` : 'another process'}; stop that node first`,
         );
       }
-      throw new Error(`cannot open the store ${path}: ${(cause as Error | undefined)?.message ?? (err as Error).message}`);
+      const remedy = storeOpenRemedy(path, cause as { code?: string; path?: string } | undefined);
+      throw new Error(`cannot open the store ${path}: ${(cause as Error | undefined)?.message ?? (err as Error).message}${remedy ? `; ${remedy}` : ''}`);
     }
     const store = new BlockStore(db, path);
     const state = await store.getState();

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { create, toBinary } from '@bufbuild/protobuf';
 import { BlockStore, decodeStoredBlock, emptyState } from '../../src/store/index.js';
 import { BlockSchema, Ed25519Key, StateSchema, headerHash } from '../../src/types/index.js';
+import { storeOpenRemedy } from '../../src/store/open-error.js';
 import { sampleBlock } from '../helpers/blocks.js';
 import { tempHome } from '../helpers/daemon.js';
 
@@ -89,5 +90,24 @@ describe('BlockStore', () => {
     // A stale pid file (its process gone) is not blamed.
     writeFileSync(join(dir, 'node.pid'), '2147483646\n');
     await expect(BlockStore.open(join(dir, 'store'))).rejects.toThrow(/already in use by another process/);
+  });
+});
+
+describe('a store that cannot be opened', () => {
+  it('names the file in the way of data/ and what to do', async () => {
+    const home = tempHome();
+    cleanups.push(home.cleanup);
+    writeFileSync(join(home.dir, 'data'), 'not a directory');
+    const err = await BlockStore.open(join(home.dir, 'data', 'store')).catch((e: Error) => e);
+    expect((err as Error).message).toMatch(/ENOTDIR.*a file stands where a directory must be .*move that file away/);
+  });
+
+  // Root (as the tests run) is never refused by the file system, so the permission remedies are checked directly.
+  it('gives a remedy for permissions, a read-only file system and a full disk', () => {
+    expect(storeOpenRemedy('/srv/node/data/store', { code: 'EACCES' })).toMatch(/cannot write \/srv\/node\/data\/store: make it the owner \(chown -R \d+:\d+ \/srv\/node\/data\/store\)/);
+    expect(storeOpenRemedy('/s', { code: 'EPERM' })).toMatch(/chown -R/);
+    expect(storeOpenRemedy('/s', { code: 'EROFS' })).toMatch(/read-only; give the node a writable --home/);
+    expect(storeOpenRemedy('/s', { code: 'ENOSPC' })).toMatch(/disk is full/);
+    expect(storeOpenRemedy('/s', { code: 'EIO' })).toBeUndefined();
   });
 });
