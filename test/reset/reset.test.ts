@@ -87,7 +87,9 @@ describe('reset soft against real processes', () => {
     const pid = full.pid;
     await full.kill('SIGKILL');
     const data = snapshot(join(fullHome, 'data'));
-    const [dry, unconfirmed] = await Promise.all([reset('soft', fullHome, '--dry-run', '--json'), reset('soft', fullHome)]);
+    // One after the other: each reset opens the store for a moment to see whether a node holds it.
+    const dry = await reset('soft', fullHome, '--dry-run', '--json');
+    const unconfirmed = await reset('soft', fullHome);
     expect(dry.code, dry.stdout).toBe(0);
     expect(JSON.parse(dry.stdout)).toMatchObject({ action: 'soft', dry_run: true, deleted: expect.arrayContaining([join(fullHome, 'data', 'store'), join(fullHome, 'data', 'node.pid')]) });
     expect(unconfirmed.code).toBe(2);
