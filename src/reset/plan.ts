@@ -64,30 +64,21 @@ export interface PlanOptions {
   probeTimeoutMs?: number;
 }
 
-/** `path`: its kind as shown in the plan (links say where they point). */
-function entryWhat(path: string): string {
-  const st = lstatSync(path);
-  if (st.isSymbolicLink()) return `symlink to ${readlinkSync(path)} (the link is removed, not what it points to)`;
-  return st.isDirectory() ? 'directory' : 'file';
-}
-
-function lexists(path: string): boolean {
-  try {
-    lstatSync(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The home's own entries that exist, as targets, each checked to lie inside `roots`. */
+/** The home's own entries that exist, as targets, each checked to lie inside `roots`; a symlink says where it points. */
 function ownTargets(entries: HomeEntry[], roots: string[]): ResetTarget[] {
-  return entries
-    .filter((e) => lexists(e.path))
-    .map((e) => {
-      assertInside(e.path, roots);
-      return { path: e.path, mode: 'entry', what: lstatSync(e.path).isSymbolicLink() ? entryWhat(e.path) : e.what };
-    });
+  const targets: ResetTarget[] = [];
+  for (const entry of entries) {
+    let st;
+    try {
+      st = lstatSync(entry.path);
+    } catch {
+      continue; // not there: nothing to delete
+    }
+    assertInside(entry.path, roots);
+    const what = st.isSymbolicLink() ? `symlink to ${readlinkSync(entry.path)} (the link is removed, not what it points to)` : entry.what;
+    targets.push({ path: entry.path, mode: 'entry', what });
+  }
+  return targets;
 }
 
 /** Entries of `dir` that are none of `own`: not made by noded, so never deleted. */

@@ -70,7 +70,8 @@ export async function runningNode(paths: HomePaths): Promise<{ running?: Running
         : [];
   if (await storeLocked(paths.storeDir)) {
     const pid = lockHolder(join(paths.storeDir, 'LOCK'));
-    const who = pid === undefined ? 'another process' : `process ${pid}${commandLine(pid) ? ` (${commandLine(pid)})` : ''}`;
+    const command = pid === undefined ? '' : commandLine(pid);
+    const who = pid === undefined ? 'another process' : `process ${pid}${command ? ` (${command})` : ''}`;
     const pidFile = node.state === 'none' ? `${paths.pidFile} is missing` : `${paths.pidFile} does not name it`;
     return { running: { pid, evidence: `the store ${paths.storeDir} is locked by ${who}, so a node has it open although ${pidFile}` }, notes };
   }
