@@ -94,7 +94,7 @@ function othersIn(dir: string, own: string[]): string[] {
 
 function homeRoot(paths: HomePaths): string {
   const root = realDir(paths.home);
-  if (!root) throw new ResetError(`${paths.home} does not exist: there is nothing to reset`, 'HOME_MISSING');
+  if (!root) throw new ResetError(`${paths.home} does not exist: there is nothing to reset; check --home (or NODED_HOME)`, 'HOME_MISSING');
   return root;
 }
 
@@ -142,7 +142,10 @@ function planSoft(paths: HomePaths, roots: string[], notes: string[]): ResetPlan
 function planHard(paths: HomePaths, roots: string[], notes: string[], opts: PlanOptions): ResetPlan {
   const root = roots[0]!;
   if (root === '/' || isWithin(root, resolve(homedir()))) {
-    throw new ResetError(`refusing to reset ${paths.home}${root !== paths.home ? ` (really ${root})` : ''}: it is / or holds your home directory`, 'UNSAFE_PATH');
+    throw new ResetError(
+      `refusing to reset ${paths.home}${root !== paths.home ? ` (really ${root})` : ''}: it is / or holds your home directory; give a node its own home directory (--home DIR); nothing was deleted`,
+      'UNSAFE_PATH',
+    );
   }
   // The home parses (assertHome): its chain id, and its role from node.yml alone (no env, no flags), as it was made.
   const chainId = opts.chainId ?? readHome(paths.home).genesis.chainId;
@@ -307,7 +310,7 @@ export async function planReset(kind: ResetKind, opts: PlanOptions): Promise<Res
     if (kind === 'hard') return planHard(paths, roots, notes, opts);
     return await planEvm(paths, roots, notes, opts);
   } catch (err) {
-    if (err instanceof UnsafePathError) throw new ResetError(err.message, err.code);
+    if (err instanceof UnsafePathError) throw new ResetError(`${err.message}, through a symlink; remove or replace that link by hand, then reset again; nothing was deleted`, err.code);
     throw err;
   }
 }

@@ -372,6 +372,17 @@ describe('reset: never outside the home and execution.db_path', () => {
     expect(readFileSync(join(target, 'canary'), 'utf8')).toBe('must survive\n');
   });
 
+  it('hard refuses a home that holds your home directory', async () => {
+    const home = filledHome('holds-home', true);
+    const saved = process.env.HOME;
+    // os.homedir() is $HOME on POSIX: here it lies inside the noded home.
+    process.env.HOME = join(home, 'users', 'me');
+    const err = await planReset('hard', { home }).catch((e: unknown) => e);
+    process.env.HOME = saved;
+    expect(err).toBeInstanceOf(ResetError);
+    expect(err).toMatchObject({ code: 'UNSAFE_PATH', exit: 1, message: `refusing to reset ${home}: it is / or holds your home directory; give a node its own home directory (--home DIR); nothing was deleted` });
+  });
+
   it('removeEntry and emptyDir never follow a link and refuse an entry whose real place is outside the roots', () => {
     const root = newDir();
     const outside = newDir();
