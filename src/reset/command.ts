@@ -42,7 +42,7 @@ export async function resetCommand(kind: ResetKind, opts: PlanOptions, ui: Reset
       throw new ResetError(`reset ${kind} deletes the paths above; without a terminal to confirm on, pass --yes (or --dry-run to only list them)`, 'CONFIRMATION_REQUIRED', 2);
     }
     if (!(await ui.confirm(`Delete ${plan.targets.length === 1 ? 'this' : `these ${plan.targets.length} paths`}${plan.reinit ? ' and re-initialise' : ''}? [y/N] `))) {
-      throw new ResetError('cancelled: nothing was deleted', 'CANCELLED');
+      throw new ResetError('aborted, nothing deleted', 'ABORTED');
     }
   }
   const result = await executeReset(plan, { tty: ui.tty && !ui.json, log: say });

@@ -545,7 +545,8 @@ describe('reset on a terminal', () => {
     expect(y.stdout).toMatch(new RegExp(`\\u001b\\[32m✔\\u001b\\[39m deleted ${join(yes, 'data', 'store')}`));
     expect(readdirSync(join(yes, 'data'))).toEqual([]);
     expect(n.status, n.stdout).toBe(1);
-    expect(n.stdout).toContain('cancelled: nothing was deleted');
+    expect(n.stdout).toContain('aborted, nothing deleted');
+    expect(n.stdout, 'no stack trace').not.toMatch(/\n\s+at /);
     expect(snapshot(no)).toEqual(noBefore);
   });
 });
