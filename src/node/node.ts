@@ -142,7 +142,7 @@ export class Node {
       const namespaces = { header: daNamespace(nsName), data: dataNamespace(nsName) };
       const cache = new DaCache(home.paths.cacheDir, logger.child({ module: 'da' }));
 
-      const mempool = new Mempool({ maxTxs: config.node.mempool_max_txs, maxTxBytes: MAX_REQUEST_BYTES });
+      const mempool = new Mempool({ maxTxs: config.node.mempool_max_txs, maxTxBytes: MAX_REQUEST_BYTES }, store);
       const executor = await createExecutor({
         config,
         home: home.paths.home,
@@ -157,6 +157,7 @@ export class Node {
       // What the block path calls, timed when metrics are on; the rest of the node uses the executor itself.
       const execution = metrics ? instrumentExecutor(executor, metrics) : executor;
       const chain = await Chain.load(store, execution, home.genesis, logger.child({ module: 'chain' }));
+      chain.onBlock(() => mempool.blockCommitted());
       if (executor.blockCommitted) chain.onBlock((block) => executor.blockCommitted!(block.header!.header!.height));
 
       const daRetryMaxMs = Math.min(30_000, Math.max(1000, 5 * config.da.block_time));

@@ -172,7 +172,7 @@ export class AbciExecutor implements Executor {
       throw new TxRejectedError(`the ABCI app could not check the tx: ${(err as Error).message}`, 503);
     }
     if (response.code !== 0) throw new CheckTxRejectedError(response);
-    this.opts.mempool.add(tx);
+    await this.opts.mempool.add(tx);
   }
 
   /** Runs consensus work alone; while the node shuts down, ends with the signal's reason (a clean stop, not a failure). */

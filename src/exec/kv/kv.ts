@@ -120,9 +120,9 @@ export class KvExecutor implements Executor {
   }
 
   /** Checks a submitted tx and queues it. */
-  submitTx(tx: Uint8Array): void {
+  submitTx(tx: Uint8Array): Promise<void> {
     if (keyEnd(tx) <= 0) throw new TxRejectedError('tx must be key=value with a non-empty key', 400);
-    this.mempool.add(tx);
+    return this.mempool.add(tx);
   }
 
   async getTxs(): Promise<Uint8Array[]> {
