@@ -66,6 +66,7 @@ interface NodeComponents {
 const PRODUCTION_STALL_BLOCKS = 5;
 /** Largest share of a DA blob a block's txs may take; the rest is header and framing. */
 const BLOB_OVERHEAD_BYTES = 4096;
+const maxBlockTxBytes = (config: Config) => config.da.max_blob_size - BLOB_OVERHEAD_BYTES;
 
 /**
  * The blocks this node holds in [from, to] as stored (protobuf bytes, served to
@@ -150,7 +151,7 @@ export class Node {
         mempool,
         initialHeight: home.genesis.initialHeight,
         genesis: home.genesis,
-        maxBlockTxBytes: config.da.max_blob_size - BLOB_OVERHEAD_BYTES,
+        maxBlockTxBytes: maxBlockTxBytes(config),
         logger: logger.child({ module: 'execution' }),
       });
       if (executor.close) closers.push(() => executor.close!());
@@ -429,7 +430,11 @@ function createBackend(
     catchingUp: () => node()?.catchingUp() ?? false,
     netInfo: () => p2p.netInfo(),
     health: () => node()?.health() ?? { live: { ok: true }, ready: { ok: false, reason: 'starting' }, checks: {} },
-    mempoolSize: () => mempool.size,
+    mempool,
+    genesis: home.genesis,
+    maxBlockTxBytes: maxBlockTxBytes(opts.config),
+    onBlock: (listener) => chain.onBlock((block) => listener(block.header!.header!.height)),
+    blockResults: executor.blockResults ? (height, txs) => executor.blockResults!(height, txs) : null,
     info: () => {
       const n = node();
       // The listeners bind a moment before the Node exists; the status server answers this with an error.
