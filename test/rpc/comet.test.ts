@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import { Comet38Client, connectComet } from '@cosmjs/tendermint-rpc';
-import { Daemon, killAll, latestHeight, waitFor } from '../helpers/daemon.js';
+import { Daemon, fetchJson, killAll, latestHeight, waitFor } from '../helpers/daemon.js';
 import { Homes } from '../helpers/homes.js';
 
 // The status listener against CosmJS's own CometBFT 0.38 client, and its JSON-RPC error objects byte for byte
@@ -29,18 +29,8 @@ afterAll(async () => {
 const enc = (s: string) => new TextEncoder().encode(s);
 const sha256 = (s: string) => createHash('sha256').update(s).digest();
 
-/** A raw HTTP call to the status listener: its status and parsed JSON (or text when not JSON). */
-async function raw(node: Daemon, path: string, body?: string): Promise<{ status: number; json: any; text: string }> {
-  const res = await fetch(`${node.status}${path}`, body === undefined ? {} : { method: 'POST', body, headers: { 'content-type': 'application/json' } });
-  const text = await res.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, json, text };
-}
+/** A raw HTTP call to the status listener. */
+const raw = (node: Daemon, path: string, body?: string) => fetchJson(`${node.status}${path}`, body);
 
 const post = (node: Daemon, request: object) => raw(node, '/', JSON.stringify(request));
 
