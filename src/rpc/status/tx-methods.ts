@@ -17,7 +17,7 @@ const sha256 = (b: Uint8Array) => digest('sha256', b, 'buffer');
  * Txs.Proof; crypto/merkle/tree.go): an RFC 6962 tree over the txs' sha256,
  * split at the largest power of two below the count.
  */
-function txProof(txs: Uint8Array[], index: number) {
+export function txProof(txs: Uint8Array[], index: number) {
   const leaf = (h: Uint8Array) => sha256(Buffer.concat([Buffer.from([0]), h]));
   const inner = (l: Uint8Array, r: Uint8Array) => sha256(Buffer.concat([Buffer.from([1]), l, r]));
   const splitPoint = (n: number) => {
