@@ -59,24 +59,29 @@ export class Mempool {
     if (tx.length > this.limits.maxTxBytes) {
       throw new TxRejectedError(`tx is ${tx.length} bytes; the limit is ${this.limits.maxTxBytes}`, 413);
     }
-    if (this.txs.size >= this.limits.maxTxs) {
-      throw new TxRejectedError(
-        `mempool full (${this.limits.maxTxs} txs waiting); retry after the next block or raise --node.node.mempool_max_txs`,
-        503,
-      );
-    }
     const digest = hash('sha256', tx, 'buffer');
     const id = digest.toString('binary');
-    if (this.txs.has(id) || this.inBlock.has(id)) throw new TxAlreadyKnownError(null);
+    this.refuseIfFullOrHeld(id);
     // A block committed while the index was read may hold the tx and have cleared it from inBlock: read again.
     for (let height = -1n; height !== this.committed.height(); ) {
       height = this.committed.height();
       const location = await this.committed.getTxLocation(digest);
       if (location) throw new TxAlreadyKnownError(location);
     }
-    if (this.txs.has(id) || this.inBlock.has(id)) throw new TxAlreadyKnownError(null);
+    // Other adds ran during the read.
+    this.refuseIfFullOrHeld(id);
     this.txs.set(id, tx);
     this.totalBytes += tx.length;
+  }
+
+  private refuseIfFullOrHeld(id: string): void {
+    if (this.txs.size >= this.limits.maxTxs) {
+      throw new TxRejectedError(
+        `mempool full (${this.limits.maxTxs} txs waiting); retry after the next block or raise --node.node.mempool_max_txs`,
+        503,
+      );
+    }
+    if (this.txs.has(id) || this.inBlock.has(id)) throw new TxAlreadyKnownError(null);
   }
 
   /** Up to `limit` waiting txs, oldest first, left in the mempool (unconfirmed_txs). */
