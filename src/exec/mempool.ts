@@ -84,6 +84,12 @@ export class Mempool {
     if (this.txs.has(id) || this.inBlock.has(id)) throw new TxAlreadyKnownError(null);
   }
 
+  /** Whether the tx waits here or in the block being built. */
+  holds(tx: Uint8Array): boolean {
+    const id = hash('sha256', tx, 'binary');
+    return this.txs.has(id) || this.inBlock.has(id);
+  }
+
   /** Up to `limit` waiting txs, oldest first, left in the mempool (unconfirmed_txs). */
   peek(limit: number): Uint8Array[] {
     const out: Uint8Array[] = [];

@@ -1,5 +1,5 @@
 import type { ResponseCheckTx } from 'cosmjs-types/tendermint/abci/types';
-import type { AbciExecutor, BlockResults } from '../exec/index.js';
+import type { AbciExecutor, BlockResults, Mempool } from '../exec/index.js';
 import type { Genesis } from '../home/index.js';
 import type { BlockStore } from '../store/index.js';
 import type { State } from '../types/index.js';
@@ -56,7 +56,7 @@ export interface RpcBackend {
   /** This node's P2P identity, listen addresses and connected peers. */
   netInfo(): NetSummary;
   /** The txs waiting for a block. */
-  readonly mempool: { readonly size: number; readonly bytes: number; peek(limit: number): Uint8Array[] };
+  readonly mempool: Pick<Mempool, 'size' | 'bytes' | 'holds' | 'peek'>;
   /** The chain's genesis (config/genesis.json). */
   readonly genesis: Genesis;
   /** Most tx bytes a block takes (it must fit one DA blob). */

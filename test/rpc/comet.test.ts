@@ -114,6 +114,9 @@ describe('CosmJS Comet38Client against a kv node', () => {
     // The mempool's own dedupe stays: the same tx twice before a block is refused the second time.
     const lazyRefusal = await Promise.all([client.broadcastTxSync({ tx: enc('twice=1') }), client.broadcastTxSync({ tx: enc('twice=1') }).catch((e: Error) => e)]);
     expect(String(lazyRefusal[1])).toMatch(/tx already exists in cache: (waiting in the mempool|committed in block)/);
+    await client.broadcastTxSync({ tx: enc('twice=2') });
+    const asyncAgain = await client.broadcastTxAsync({ tx: enc('twice=2') }).catch((e: Error) => e);
+    expect(String(asyncAgain)).toMatch(/tx already exists in cache: (waiting in the mempool|committed in block)/);
   });
 
   it('fails with the JSON-RPC error, never a bare HTTP status', async () => {

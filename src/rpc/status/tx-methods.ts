@@ -140,10 +140,10 @@ export function txMethods(view: ChainView): Record<string, StatusMethod> {
     broadcast_tx_async: {
       args: ['tx'],
       async call(params) {
-        // Returns at once (rpc/core/mempool.go): only a tx the node has committed is refused before; CheckTx runs after the answer.
+        // Returns at once (rpc/core/mempool.go): a tx the node holds already is refused first, as CometBFT's cache does; CheckTx runs after the answer.
         const tx = txParam(params);
         const location = await b.store.getTxLocation(sha256(tx));
-        if (location) refusal(new TxAlreadyKnownError(location));
+        if (location || b.mempool.holds(tx)) refusal(new TxAlreadyKnownError(location));
         Promise.resolve()
           .then(() => b.submitTx(tx))
           .catch(() => undefined);
