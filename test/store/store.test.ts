@@ -1,9 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { create, toBinary } from '@bufbuild/protobuf';
 import { BlockStore, decodeStoredBlock, emptyState } from '../../src/store/index.js';
 import { BlockSchema, Ed25519Key, StateSchema, headerHash } from '../../src/types/index.js';
+import { Mempool, TxAlreadyKnownError } from '../../src/exec/index.js';
 import { storeOpenRemedy } from '../../src/store/open-error.js';
 import { sampleBlock } from '../helpers/blocks.js';
 import { tempHome } from '../helpers/daemon.js';
@@ -25,6 +27,25 @@ async function openTemp() {
 const makeBlock = (height: bigint) => sampleBlock(height, signer);
 
 describe('BlockStore', () => {
+  it("indexes each committed tx by sha256 in the block's batch; the mempool refuses it then, naming the block", async () => {
+    const { store } = await openTemp();
+    const mempool = new Mempool({ maxTxs: 10, maxTxBytes: 1024 }, store);
+    const tx = new TextEncoder().encode('k1=v');
+    await mempool.add(tx);
+    expect(mempool.take(10, 1024)).toEqual([tx]);
+    // Taken for the block being built, not yet indexed: still refused.
+    await expect(mempool.add(tx)).rejects.toThrow('tx already in mempool');
+    const b = makeBlock(1n);
+    await store.commitBlock(b, headerHash(b.header!.header!), create(StateSchema, { lastBlockHeight: 1n }));
+    mempool.blockCommitted();
+    expect(await store.getTxLocation(createHash('sha256').update(tx).digest())).toEqual({ height: 1n, index: 0 });
+    expect(await store.getTxLocation(new Uint8Array(32))).toBeNull();
+    const refused = await mempool.add(tx).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(TxAlreadyKnownError);
+    expect(refused).toMatchObject({ message: 'tx already committed in block 1 (index 0)', httpStatus: 409 });
+    expect([mempool.size, mempool.bytes]).toEqual([0, 0]);
+  });
+
   it('commits a block with its state and finds it by height and by hash', async () => {
     const { store } = await openTemp();
     expect(store.height()).toBe(0n);
