@@ -6,14 +6,15 @@ import { headerHash } from '../types/index.js';
 import { isAbortError, sleep } from '../util/index.js';
 import { decodeHeaderBlob, storedBlockBlobs, type DaNamespaces } from './blobs.js';
 import type { DaCache } from './cache.js';
-import type { Blob, DaClient } from './client.js';
+import { submitOptions, type Blob, type DaClient } from './client.js';
 import { DaError, type DaFailureReason } from './errors.js';
-import type { TxConfig } from './types.js';
 
 export interface SubmitterOptions {
   maxBlobSize: number;
   /** -1: the DA node estimates the gas price. */
   gasPrice: number;
+  /** 0: the DA node's default cap on an estimated gas price. */
+  maxGasPrice: number;
   gasMultiplier: number;
   retryBaseMs: number;
   retryMaxMs: number;
@@ -133,7 +134,7 @@ export class DaSubmitter {
         // round trip; after a wait it would lengthen that search, so ask for the head.
         const daHeadBefore = this.lastDaHeight ?? (await this.client.networkHead(signal));
         this.cache.update({ pending: { fromHeight: from.toString(), toHeight: to.toString(), daHeadBefore: daHeadBefore.toString() } });
-        const daHeight = await this.client.submit(blobs, this.txConfig(), signal);
+        const daHeight = await this.client.submit(blobs, submitOptions({ gasPrice: this.gasPrice, maxGasPrice: this.opts.maxGasPrice }), signal);
         this.lastDaHeight = daHeight;
         await this.store.markDaIncluded(from, to, daHeight, daHeight);
         this.cache.update({ pending: null });
@@ -171,11 +172,6 @@ export class DaSubmitter {
     }
     if (!full && to < head) throw new Error(`block ${to + 1n} is missing from the store although the chain is at ${head}`);
     return { blobs, to, bytes };
-  }
-
-  private txConfig(): TxConfig {
-    const set = this.gasPrice >= 0;
-    return { gas_price: set ? this.gasPrice : -1, is_gas_price_set: set, max_gas_price: -1, gas: 0, tx_priority: 0 };
   }
 
   private backoffMs(): number {

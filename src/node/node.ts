@@ -172,6 +172,7 @@ export class Node {
               chainId: home.genesis.chainId,
               maxBlobSize: config.da.max_blob_size,
               gasPrice: config.da.gas_price,
+              maxGasPrice: config.da.max_gas_price,
               gasMultiplier: config.da.gas_multiplier,
               retryBaseMs: Math.min(250, config.da.block_time),
               retryMaxMs: daRetryMaxMs,
