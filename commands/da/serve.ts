@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 import { NodedCommand } from '../../cli/base.js';
 import { DURATION_FORM, formatDuration, homePaths, parseDuration, parseHostPort, resolveHome } from '../../src/config/index.js';
-import { LocalDa, LocalDaError } from '../../src/da/local/index.js';
+import { DEFAULT_ESTIMATED_GAS_PRICE, DEFAULT_MAX_GAS_PRICE, LocalDa, LocalDaError } from '../../src/da/local/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { ListenError } from '../../src/rpc/listen.js';
 
@@ -11,7 +11,7 @@ export default class DaServe extends NodedCommand {
   static summary = 'Run the built-in DA server alone, in the foreground (a development DA, not a production one).';
   static description = `Serves the subset of celestia-node's JSON-RPC the node speaks (blob.Submit, blob.GetAll, header.NetworkHead, header.SyncState, state.Balance), plus GET /health and GET /header/sync_state, and seals a DA block every --block-time, empty or not. Blobs are kept in <home>/data/local-da (an append-only log that survives restarts); the home need not be initialised.
 
-It answers as celestia-node does, so client bugs show here first: go-jsonrpc's status codes and error texts (a GET elsewhere is HTTP 400), a gas price estimated at 0.004 utia and refused above the TxConfig's max_gas_price (0 = the default cap, 0.4), Go's decoding errors for ill-typed TxConfig fields, and null for a height without blobs. With --token, a wrong token is HTTP 401 and none at all gets "missing permission to invoke '<Method>' (need '<perm>')".
+It answers as celestia-node does, so client bugs show here first: go-jsonrpc's status codes and error texts (a GET elsewhere is HTTP 400), a gas price estimated at ${DEFAULT_ESTIMATED_GAS_PRICE} utia and refused above the TxConfig's max_gas_price (0 = the default cap, ${DEFAULT_MAX_GAS_PRICE}), Go's decoding errors for ill-typed TxConfig fields, and null for a height without blobs. With --token, a wrong token is HTTP 401 and none at all gets "missing permission to invoke '<Method>' (need '<perm>')".
 
 Point nodes at it with --node.da.address http://<listen> (and --node.da.auth_token when --token is given). A node with da.local serves the same DA from its own process instead, with da.block_time from node.yml; here the block time is --block-time (default 1s).
 
