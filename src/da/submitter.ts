@@ -7,6 +7,7 @@ import { isAbortError, sleep } from '../util/index.js';
 import { decodeHeaderBlob, storedBlockBlobs, type DaNamespaces } from './blobs.js';
 import type { DaCache } from './cache.js';
 import { submitOptions, type Blob, type DaClient } from './client.js';
+import { CELESTIA_MIN_GAS_PRICE } from './types.js';
 import { DaError, type DaFailureReason } from './errors.js';
 
 export interface SubmitterOptions {
@@ -31,12 +32,6 @@ export interface SubmitterStatus extends DaActivity {
   gasPrice: number;
   attempt: number;
 }
-
-/**
- * celestia's default minimum gas price (utia): where raising starts after
- * "tx already in mempool" when the DA node was left to estimate (gas_price -1).
- */
-const DEFAULT_MIN_GAS_PRICE = 0.002;
 
 /** DA heights a restart searches for an in-flight submission, at most. */
 const MAX_RECONCILE_SCAN = 10_000;
@@ -190,7 +185,7 @@ export class DaSubmitter {
     // Ease a raised gas price back toward the configured one.
     if (this.gasPrice > this.opts.gasPrice) {
       const eased = this.gasPrice / this.opts.gasMultiplier;
-      this.gasPrice = this.opts.gasPrice >= 0 ? Math.max(this.opts.gasPrice, eased) : eased < DEFAULT_MIN_GAS_PRICE ? -1 : eased;
+      this.gasPrice = this.opts.gasPrice >= 0 ? Math.max(this.opts.gasPrice, eased) : eased < CELESTIA_MIN_GAS_PRICE ? -1 : eased;
     }
   }
 
@@ -210,8 +205,10 @@ export class DaSubmitter {
       },
       'DA layer submission failed',
     );
+    // "tx already exists in cache" is not raised for: the same tx is still in the mempool, and a higher price would not replace it.
     if (err.reason === 'already_in_mempool') {
-      this.gasPrice = (this.gasPrice >= 0 ? this.gasPrice : DEFAULT_MIN_GAS_PRICE) * this.opts.gasMultiplier;
+      // An estimated price is unknown here: raising starts from celestia's minimum.
+      this.gasPrice = (this.gasPrice >= 0 ? this.gasPrice : CELESTIA_MIN_GAS_PRICE) * this.opts.gasMultiplier;
     } else if (err.reason === 'too_big') {
       this.sizeCap = Math.max(1, Math.floor(this.sizeCap / 2));
       this.logger.warn({ sizeCap: this.sizeCap }, 'DA rejected the batch as too large; splitting it');

@@ -78,6 +78,14 @@ export const DaMethod = {
 } as const;
 
 /**
+ * celestia-app's default minimum gas price in utia (pkg/appconsts, DefaultMinGasPrice
+ * 0.004; 0.002 before v4): what its estimator answers on a quiet network, and the
+ * base of celestia-node's default cap, DefaultMaxGasPrice = 100 x it
+ * (state/txclient/tx_config.go).
+ */
+export const CELESTIA_MIN_GAS_PRICE = 0.004;
+
+/**
  * Error texts of celestia-node, celestia-app and CometBFT that the built-in DA
  * server answers with and the client recognises, each as its source writes it.
  */

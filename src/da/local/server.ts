@@ -6,7 +6,7 @@ import { parseHostPort } from '../../config/index.js';
 import { listen, type Listener } from '../../rpc/listen.js';
 import { BodyTooLargeError, readBody } from '../../rpc/http.js';
 import { sleep } from '../../util/index.js';
-import { DaErrorText, DaMethod, missingPermission, type Balance, type SyncState, type TxConfig, type WireBlob, type WireExtendedHeader } from '../types.js';
+import { CELESTIA_MIN_GAS_PRICE, DaErrorText, DaMethod, missingPermission, type Balance, type SyncState, type TxConfig, type WireBlob, type WireExtendedHeader } from '../types.js';
 import { BlockLog, type SealedBlock, type StoredBlob } from './block-log.js';
 import { applyFaultsPatch, NO_FAULTS, parseFaultsPatch, FaultsError, SUBMIT_FAULT_TEXT, type DaFaults } from './faults.js';
 import { goJsonKind, goUint64, paramError, requestId, rpcError, rpcResult, RpcCode, RpcFailure, type RpcAnswer } from './go-jsonrpc.js';
@@ -88,13 +88,10 @@ const METHODS: Record<string, { perm: 'read' | 'write'; goName: string; params: 
   [DaMethod.balance]: { perm: 'read', goName: 'Balance', params: 0 },
 };
 
-/**
- * celestia-app's default minimum gas price (utia, pkg/appconsts): the price the
- * built-in server estimates unless a fault switch sets another.
- */
-export const DEFAULT_ESTIMATED_GAS_PRICE = 0.004;
-/** celestia-node's DefaultMaxGasPrice = appconsts.DefaultMinGasPrice * 100 (state/txclient/tx_config.go): the cap when max_gas_price is 0. */
-export const DEFAULT_MAX_GAS_PRICE = DEFAULT_ESTIMATED_GAS_PRICE * 100;
+/** The price the built-in server estimates unless a fault switch sets another: celestia's minimum, as on a quiet network. */
+export const DEFAULT_ESTIMATED_GAS_PRICE = CELESTIA_MIN_GAS_PRICE;
+/** celestia-node's DefaultMaxGasPrice (state/txclient/tx_config.go): the cap when max_gas_price is 0. */
+export const DEFAULT_MAX_GAS_PRICE = CELESTIA_MIN_GAS_PRICE * 100;
 
 const methodError = (message: string) => new RpcFailure(RpcCode.methodError, message);
 
