@@ -14,7 +14,7 @@ export type DaFailureReason =
   | 'other';
 
 /** How an operator makes a token on a celestia node (celestia-node cmd/auth.go: `auth [permission-level]`); blob.Submit needs `write`. */
-export const DA_TOKEN_COMMAND = 'celestia <light|bridge> auth write --p2p.network <network>';
+const DA_TOKEN_COMMAND = 'celestia <light|bridge> auth write --p2p.network <network>';
 
 /** The remedy of SPEC.md §7 for each cause, in the operator's words. */
 export const DA_REMEDY: Record<DaFailureReason, string> = {

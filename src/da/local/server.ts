@@ -170,6 +170,12 @@ function failPending(p: PendingSubmit, message: string): void {
  * `GET /health` and `GET /header/sync_state`, over an append-only file log, with
  * a DA block every `blockTimeMs`. A development default, never a production claim.
  *
+ * Apart from those two REST paths it answers as a celestia-node's RPC port does,
+ * so a client that works here works there: go-jsonrpc's framing, status codes
+ * and auth (go-jsonrpc.ts), Go's decoding of the TxConfig and celestia-node's
+ * gas price cap (tx-config.ts), `null` for a height without blobs. What it
+ * cannot know from celestia-node's source it refuses in its own words.
+ *
  * Fault switches (`setFaults`, or `POST /faults` on the admin listener) imitate
  * a DA node that refuses connections, answers slowly, lags behind, or rejects
  * submissions with celestia's error texts.
