@@ -2,7 +2,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { DaClient, submitOptions, type Blob } from '../../src/da/client.js';
 import { DaError, type DaFailureReason } from '../../src/da/errors.js';
-import { DaErrorText, DaMethod, type TxConfig } from '../../src/da/types.js';
+import { DaErrorText, DaMethod } from '../../src/da/types.js';
 import { daNamespace } from '../../src/config/index.js';
 import { initHome } from '../../src/home/index.js';
 import { silentLogger } from '../../src/log/index.js';
@@ -128,8 +128,8 @@ describe.each(Object.keys(targets))('the DA client against %s', (name) => {
   it('negative values: a negative cap refuses every estimate; a negative gas is a Go decoding error', async () => {
     const client = clientOf((await start()).address);
     // What noded sent before: max_gas_price -1.
-    expect(await reasonOf(client.submit([blob('neg cap')], { max_gas_price: -1 } as TxConfig))).toBe('gas_price_above_cap');
-    const gas = await failure(client.submit([blob('neg gas')], { gas: -1 } as TxConfig));
+    expect(await reasonOf(client.submit([blob('neg cap')], { max_gas_price: -1 }))).toBe('gas_price_above_cap');
+    const gas = await failure(client.submit([blob('neg gas')], { gas: -1 }));
     expect(gas.reason).toBe('other');
     expect(gas.message).toContain('json: cannot unmarshal number -1 into Go struct field jsonTxConfig.gas of type uint64');
   });
