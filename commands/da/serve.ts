@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 import { NodedCommand } from '../../cli/base.js';
 import { DURATION_FORM, formatDuration, homePaths, parseDuration, parseHostPort, resolveHome } from '../../src/config/index.js';
-import { LocalDa, LocalDaError } from '../../src/da/local/index.js';
+import { DEFAULT_ESTIMATED_GAS_PRICE, DEFAULT_MAX_GAS_PRICE, LocalDa, LocalDaError } from '../../src/da/local/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { ListenError } from '../../src/rpc/listen.js';
 
@@ -9,11 +9,13 @@ const DEFAULT_MAX_BLOB_SIZE = 1_974_272;
 
 export default class DaServe extends NodedCommand {
   static summary = 'Run the built-in DA server alone, in the foreground (a development DA, not a production one).';
-  static description = `Serves the subset of celestia-node's JSON-RPC the node speaks (blob.Submit, blob.GetAll, header.NetworkHead, header.SyncState, state.Balance) on POST /, plus GET /health and GET /header/sync_state, and seals a DA block every --block-time, empty or not. Blobs are kept in <home>/data/local-da (an append-only log that survives restarts); the home need not be initialised.
+  static description = `Serves the subset of celestia-node's JSON-RPC the node speaks (blob.Submit, blob.GetAll, header.NetworkHead, header.SyncState, state.Balance), plus GET /health and GET /header/sync_state, and seals a DA block every --block-time, empty or not. Blobs are kept in <home>/data/local-da (an append-only log that survives restarts); the home need not be initialised.
+
+It answers as celestia-node does, so client bugs show here first: go-jsonrpc's status codes and error texts (a GET elsewhere is HTTP 400), a gas price estimated at ${DEFAULT_ESTIMATED_GAS_PRICE} utia and refused above the TxConfig's max_gas_price (0 = the default cap, ${DEFAULT_MAX_GAS_PRICE}), Go's decoding errors for ill-typed TxConfig fields, and null for a height without blobs. With --token, a wrong token is HTTP 401 and none at all gets "missing permission to invoke '<Method>' (need '<perm>')".
 
 Point nodes at it with --node.da.address http://<listen> (and --node.da.auth_token when --token is given). A node with da.local serves the same DA from its own process instead, with da.block_time from node.yml; here the block time is --block-time (default 1s).
 
---admin opens a second listener for tests: GET/POST /faults (refuse, delayMs, notSynced, submitError, submitErrorCount, balance) and GET /submissions. It has no token: keep it on 127.0.0.1.
+--admin opens a second listener for tests: GET/POST /faults (refuse, delayMs, notSynced, submitError, submitErrorCount, balance, estimatedGasPrice) and GET /submissions. It has no token: keep it on 127.0.0.1.
 
 Logs go to stderr; once listening it logs "local DA serving" with the bound address. SIGINT or SIGTERM closes it (exit 0).`;
   static examples = [
@@ -24,7 +26,7 @@ Logs go to stderr; once listening it logs "local DA serving" with the bound addr
   ];
   static flags = {
     listen: Flags.string({ description: 'host:port to serve JSON-RPC and REST on (port 0 = any free port)', default: '127.0.0.1:26658' }),
-    token: Flags.string({ description: 'Require "Authorization: Bearer <token>" on every request; never logged', env: 'NODED_DA_AUTH_TOKEN' }),
+    token: Flags.string({ description: 'Require "Authorization: Bearer <token>" for every DA method, as celestia-node does; never logged', env: 'NODED_DA_AUTH_TOKEN' }),
     'block-time': Flags.string({ description: `DA block time, ${DURATION_FORM}`, default: '1s' }),
     'max-blob-size': Flags.string({ description: 'Largest total of blob bytes one submission may carry', default: String(DEFAULT_MAX_BLOB_SIZE) }),
     admin: Flags.string({ description: 'host:port of the admin listener (fault switches, submissions), for tests; off when absent' }),

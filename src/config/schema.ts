@@ -138,6 +138,12 @@ const da = section({
     '-1 (the DA node estimates) or a number >= 0',
     'Gas price for DA submissions; raising it helps unstick pending DA transactions (-1 = the DA node estimates)',
   ),
+  max_gas_price: number(
+    0,
+    (n) => n >= 0 && Number.isFinite(n),
+    'a number >= 0 (0 = the DA node\'s default cap)',
+    "Highest gas price the DA node may estimate for a submission; it refuses to submit above it (0 = the DA node's default cap, 100 x celestia's minimum gas price). Not applied to a da.gas_price you set",
+  ),
   gas_multiplier: number(
     1.2,
     (n) => n >= 1 && Number.isFinite(n),

@@ -1,6 +1,6 @@
 import { Agent, request } from 'undici';
 import { DaError, classifyDaMessage } from './errors.js';
-import { DaMethod, type Balance, type SyncState, type TxConfig, type WireBlob, type WireExtendedHeader } from './types.js';
+import { DaMethod, MISSING_PERMISSION, type Balance, type SyncState, type TxConfig, type WireBlob, type WireExtendedHeader } from './types.js';
 
 export interface DaClientOptions {
   /** http(s) URL of the DA node's JSON-RPC endpoint. */
@@ -8,6 +8,32 @@ export interface DaClientOptions {
   /** Sent as `Authorization: Bearer`; never logged or put in an error. */
   authToken: string;
   requestTimeoutMs: number;
+}
+
+/** What the operator chose for a submission's price (da.gas_price, da.max_gas_price). */
+export interface GasSettings {
+  /** -1: the DA node estimates; else the price to pay. */
+  gasPrice: number;
+  /** 0: the DA node's default cap; else the highest price it may estimate. */
+  maxGasPrice: number;
+}
+
+/**
+ * The TxConfig for these settings, as celestia-node reads it
+ * (state/txclient/tx_config.go): a set price travels with is_gas_price_set
+ * (0 is a price too); an estimated one, and a default cap, are left out. A
+ * negative cap is never sent: celestia-node would compare every estimate
+ * against it and refuse every submission.
+ */
+export function submitOptions({ gasPrice, maxGasPrice }: GasSettings): TxConfig {
+  const options: TxConfig = {};
+  if (gasPrice >= 0) {
+    // A price of 0 is left out as celestia-node's own MarshalJSON does (omitempty); is_gas_price_set carries it.
+    if (gasPrice > 0) options.gas_price = gasPrice;
+    options.is_gas_price_set = true;
+  }
+  if (maxGasPrice > 0) options.max_gas_price = maxGasPrice;
+  return options;
 }
 
 /** A blob as the node works with it: raw bytes. */
@@ -61,8 +87,10 @@ export class DaClient {
       }
       throw new DaError(`${method} to ${where} failed: ${e.message ?? String(err)}`, 'other');
     }
+    // go-jsonrpc auth/handler.go answers a token it cannot verify with a bare HTTP 401 (celestia-node api/rpc/server.go wires it).
     if (status === 401 || status === 403) {
-      throw new DaError(`${method} to ${where}: HTTP ${status}, the auth token was rejected`, 'unauthorized');
+      const what = this.opts.authToken ? 'the DA node rejected the token in da.auth_token (wrong, expired, or made for another node)' : 'the DA node wants an auth token and da.auth_token is empty';
+      throw new DaError(`${method} to ${where}: HTTP ${status}: ${what}`, 'unauthorized');
     }
     let rpc: { result?: T; error?: { code: number; message: string } };
     try {
@@ -72,10 +100,21 @@ export class DaClient {
     }
     if (rpc.error) {
       const classified = classifyDaMessage(rpc.error.message);
-      throw new DaError(`${method} to ${where}: ${rpc.error.message}`, classified.reason, classified.sdkCode);
+      throw new DaError(`${method} to ${where}: ${rpc.error.message}${this.permissionHint(rpc.error.message)}`, classified.reason, classified.sdkCode);
     }
     if (status !== 200) throw new DaError(`${method} to ${where}: HTTP ${status}`, 'other');
     return rpc.result as T;
+  }
+
+  /**
+   * What a missing permission means here: without a token celestia-node grants
+   * only `public` (HTTP 200 with the error, go-jsonrpc auth/auth.go), so the
+   * token is missing; with one, the token lacks that permission.
+   */
+  private permissionHint(message: string): string {
+    const m = MISSING_PERMISSION.exec(message);
+    if (!m) return '';
+    return this.opts.authToken ? `: the token in da.auth_token lacks the '${m[2]}' permission` : ': no auth token is set (da.auth_token is empty)';
   }
 
   /** Submits blobs in one transaction; resolves with the DA height that includes them. */
@@ -90,12 +129,19 @@ export class DaClient {
     return BigInt(await this.call<number | string>(DaMethod.submit, [wire, config], signal));
   }
 
-  /** Blobs at a DA height in the given namespaces (empty when none). */
+  /**
+   * Blobs at a DA height in the given namespaces (empty when none). celestia-node
+   * answers a height without blobs with `null`; before v0.15 (#3223) it answered
+   * `blob: not found` (blob/service.go, ErrBlobNotFound), which means the same.
+   */
   async getAll(height: bigint, namespaces: Uint8Array[], signal?: AbortSignal): Promise<Blob[]> {
-    const result = await this.call<WireBlob[] | null>(DaMethod.getAll, [
-      Number(height),
-      namespaces.map((n) => Buffer.from(n).toString('base64')),
-    ], signal);
+    let result: WireBlob[] | null;
+    try {
+      result = await this.call<WireBlob[] | null>(DaMethod.getAll, [Number(height), namespaces.map((n) => Buffer.from(n).toString('base64'))], signal);
+    } catch (err) {
+      if (err instanceof DaError && err.reason === 'blob_not_found') return [];
+      throw err;
+    }
     return (result ?? []).map((b) => ({
       namespace: new Uint8Array(Buffer.from(b.namespace, 'base64')),
       data: new Uint8Array(Buffer.from(b.data, 'base64')),

@@ -6,14 +6,16 @@ import { headerHash } from '../types/index.js';
 import { isAbortError, sleep } from '../util/index.js';
 import { decodeHeaderBlob, storedBlockBlobs, type DaNamespaces } from './blobs.js';
 import type { DaCache } from './cache.js';
-import type { Blob, DaClient } from './client.js';
+import { submitOptions, type Blob, type DaClient } from './client.js';
+import { CELESTIA_MIN_GAS_PRICE } from './types.js';
 import { DaError, type DaFailureReason } from './errors.js';
-import type { TxConfig } from './types.js';
 
 export interface SubmitterOptions {
   maxBlobSize: number;
   /** -1: the DA node estimates the gas price. */
   gasPrice: number;
+  /** 0: the DA node's default cap on an estimated gas price. */
+  maxGasPrice: number;
   gasMultiplier: number;
   retryBaseMs: number;
   retryMaxMs: number;
@@ -30,12 +32,6 @@ export interface SubmitterStatus extends DaActivity {
   gasPrice: number;
   attempt: number;
 }
-
-/**
- * celestia's default minimum gas price (utia): where raising starts after
- * "tx already in mempool" when the DA node was left to estimate (gas_price -1).
- */
-const DEFAULT_MIN_GAS_PRICE = 0.002;
 
 /** DA heights a restart searches for an in-flight submission, at most. */
 const MAX_RECONCILE_SCAN = 10_000;
@@ -133,7 +129,7 @@ export class DaSubmitter {
         // round trip; after a wait it would lengthen that search, so ask for the head.
         const daHeadBefore = this.lastDaHeight ?? (await this.client.networkHead(signal));
         this.cache.update({ pending: { fromHeight: from.toString(), toHeight: to.toString(), daHeadBefore: daHeadBefore.toString() } });
-        const daHeight = await this.client.submit(blobs, this.txConfig(), signal);
+        const daHeight = await this.client.submit(blobs, submitOptions({ gasPrice: this.gasPrice, maxGasPrice: this.opts.maxGasPrice }), signal);
         this.lastDaHeight = daHeight;
         await this.store.markDaIncluded(from, to, daHeight, daHeight);
         this.cache.update({ pending: null });
@@ -173,11 +169,6 @@ export class DaSubmitter {
     return { blobs, to, bytes };
   }
 
-  private txConfig(): TxConfig {
-    const set = this.gasPrice >= 0;
-    return { gas_price: set ? this.gasPrice : -1, is_gas_price_set: set, max_gas_price: -1, gas: 0, tx_priority: 0 };
-  }
-
   private backoffMs(): number {
     return Math.min(this.opts.retryMaxMs, this.opts.retryBaseMs * 2 ** Math.max(0, this.attempt - 1));
   }
@@ -194,7 +185,7 @@ export class DaSubmitter {
     // Ease a raised gas price back toward the configured one.
     if (this.gasPrice > this.opts.gasPrice) {
       const eased = this.gasPrice / this.opts.gasMultiplier;
-      this.gasPrice = this.opts.gasPrice >= 0 ? Math.max(this.opts.gasPrice, eased) : eased < DEFAULT_MIN_GAS_PRICE ? -1 : eased;
+      this.gasPrice = this.opts.gasPrice >= 0 ? Math.max(this.opts.gasPrice, eased) : eased < CELESTIA_MIN_GAS_PRICE ? -1 : eased;
     }
   }
 
@@ -214,8 +205,10 @@ export class DaSubmitter {
       },
       'DA layer submission failed',
     );
+    // "tx already exists in cache" is not raised for: the same tx is still in the mempool, and a higher price would not replace it.
     if (err.reason === 'already_in_mempool') {
-      this.gasPrice = (this.gasPrice >= 0 ? this.gasPrice : DEFAULT_MIN_GAS_PRICE) * this.opts.gasMultiplier;
+      // An estimated price is unknown here: raising starts from celestia's minimum.
+      this.gasPrice = (this.gasPrice >= 0 ? this.gasPrice : CELESTIA_MIN_GAS_PRICE) * this.opts.gasMultiplier;
     } else if (err.reason === 'too_big') {
       this.sizeCap = Math.max(1, Math.floor(this.sizeCap / 2));
       this.logger.warn({ sizeCap: this.sizeCap }, 'DA rejected the batch as too large; splitting it');

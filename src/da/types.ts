@@ -16,13 +16,20 @@ export interface WireBlob {
   index: number;
 }
 
-/** Options of `blob.Submit`; always sent as an object, never null. */
+/**
+ * Options of `blob.Submit` (celestia-node's TxConfig, alias SubmitOptions), as
+ * its `jsonTxConfig` reads them (state/txclient/tx_config.go): a field left out
+ * is its Go zero value, and zero means "unset" — gas_price without
+ * is_gas_price_set is ignored (the node estimates), max_gas_price 0 is the
+ * node's default cap, gas 0 is estimated. So the client leaves out every field
+ * at its unset value and never sends a negative one.
+ */
 export interface TxConfig {
-  gas_price: number;
-  is_gas_price_set: boolean;
-  max_gas_price: number;
-  gas: number;
-  tx_priority: number;
+  gas_price?: number;
+  is_gas_price_set?: boolean;
+  max_gas_price?: number;
+  gas?: number;
+  tx_priority?: number;
 }
 
 /** `header.SyncState`: synced when `to_height <= height`. */
@@ -71,12 +78,34 @@ export const DaMethod = {
 } as const;
 
 /**
- * Error texts of celestia-node/celestia-app the built-in DA server injects and
- * the submitter recognises (SPEC.md §7).
+ * celestia-app's default minimum gas price in utia (pkg/appconsts, DefaultMinGasPrice
+ * 0.004; 0.002 before v4): what its estimator answers on a quiet network, and the
+ * base of celestia-node's default cap, DefaultMaxGasPrice = 100 x it
+ * (state/txclient/tx_config.go).
+ */
+export const CELESTIA_MIN_GAS_PRICE = 0.004;
+
+/**
+ * Error texts of celestia-node, celestia-app and CometBFT that the built-in DA
+ * server answers with and the client recognises, each as its source writes it.
  */
 export const DaErrorText = {
   alreadyInMempool: 'broadcast tx error: codespace sdk, code 19: tx already in mempool',
   insufficientFunds: 'broadcast tx error: codespace sdk, code 5: insufficient funds: spendable balance 0utia is smaller than the fee',
   blobTooLarge: 'blob(s) too large',
   heightFromFuture: 'given height is from the future',
+  /** celestia-node state/txclient/tx_config.go, ErrGasPriceExceedsLimit. */
+  gasPriceExceedsLimit: 'state: estimated gas price exceeds max gas price in tx config',
+  /** CometBFT mempool/errors.go, ErrTxInCache: the mempool already holds these exact tx bytes. */
+  txInCache: 'tx already exists in cache',
+  /** celestia-node blob/service.go, ErrBlobNotFound: GetAll's answer for a height without blobs before v0.15 (#3223). */
+  blobNotFound: 'blob: not found',
 } as const;
+
+/**
+ * go-jsonrpc auth/auth.go, PermissionedProxy: a method called without a
+ * permission its `perm` tag asks for. Without a token celestia-node grants
+ * only `public` (api/rpc/perms/permissions.go, DefaultPerms).
+ */
+export const missingPermission = (method: string, perm: string) => `missing permission to invoke '${method}' (need '${perm}')`;
+export const MISSING_PERMISSION = /missing permission to invoke '([^']+)' \(need '([^']+)'\)/;

@@ -1,7 +1,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Config } from '../config/index.js';
 import { daNamespace, dataNamespace, parsePeerList } from '../config/index.js';
-import { DaCache, DaClient, DaRetriever, DaSubmitter, LocalDa, clearCache, type DaActivity, type DaNamespaces } from '../da/index.js';
+import { DaCache, DaClient, DaRetriever, DaSubmitter, LocalDa, SELF_RESOLVED_DA_FAILURES, clearCache, type DaActivity, type DaNamespaces } from '../da/index.js';
 import { AbciExecutor, KvExecutor, Mempool, TxRejectedError, createExecutor, instrumentExecutor, type Executor } from '../exec/index.js';
 import { createNodeMetrics, type NodeReadings } from '../metrics/index.js';
 import { P2PNetwork, type EncodedBlockAt, type EncodedBlockSource } from '../p2p/index.js';
@@ -174,6 +174,7 @@ export class Node {
               chainId: home.genesis.chainId,
               maxBlobSize: config.da.max_blob_size,
               gasPrice: config.da.gas_price,
+              maxGasPrice: config.da.max_gas_price,
               gasMultiplier: config.da.gas_multiplier,
               retryBaseMs: Math.min(250, config.da.block_time),
               retryMaxMs: daRetryMaxMs,
@@ -341,7 +342,7 @@ export class Node {
     const da = this.daActivity();
     const quietMs = Date.now() - Math.max(da.lastSuccessAt, this.startedAt);
     checks.da =
-      da.lastError && quietMs > cfg.da.request_timeout && da.lastError.reason !== 'already_in_mempool' && da.lastError.reason !== 'too_big'
+      da.lastError && quietMs > cfg.da.request_timeout && !SELF_RESOLVED_DA_FAILURES.has(da.lastError.reason)
         ? { ok: false, reason: `DA unreachable for ${(quietMs / 1000).toFixed(0)}s: ${da.lastError.message}` }
         : { ok: true };
     const failed = Object.values(checks).find((c) => !c.ok);

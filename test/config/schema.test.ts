@@ -11,6 +11,7 @@ describe('defaults', () => {
         auth_token: '',
         namespace: '',
         gas_price: -1,
+        max_gas_price: 0,
         gas_multiplier: 1.2,
         request_timeout: 30_000,
         block_time: 6_000,

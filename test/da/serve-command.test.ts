@@ -90,11 +90,18 @@ describe('noded da serve', () => {
     expect((await post({ submitError: 'already_in_mempool', submitErrorCount: 1 })).status).toBe(200);
     expect(await reasonOf(c.submit([blob('again')], txConfig(0.002)))).toBe('already_in_mempool');
     expect(await reasonOf(c.submit([blob('again')], txConfig(0.0024)))).toBe('ok');
-    const subs = (await (await fetch(`${da.admin}/submissions`)).json()) as Array<{ ok: boolean; txConfig: TxConfig }>;
-    expect(subs.map((s) => [s.ok, s.txConfig.gas_price])).toEqual([
-      [true, 0.002],
-      [false, 0.002],
-      [true, 0.0024],
+    // A busy network: the estimate rises above celestia-node's default cap (0.4), so the defaults are refused until max_gas_price allows it.
+    expect((await post({ estimatedGasPrice: 0.5 })).status).toBe(200);
+    expect(await reasonOf(c.submit([blob('busy')], {}))).toBe('gas_price_above_cap');
+    expect(await reasonOf(c.submit([blob('busy')], { max_gas_price: 1 }))).toBe('ok');
+    expect((await post({ estimatedGasPrice: null })).status).toBe(200);
+    const subs = (await (await fetch(`${da.admin}/submissions`)).json()) as Array<{ ok: boolean; txConfig: TxConfig; gasPrice: number | null }>;
+    expect(subs.map((s) => [s.ok, s.txConfig.gas_price, s.gasPrice])).toEqual([
+      [true, 0.002, 0.002],
+      [false, 0.002, null],
+      [true, 0.0024, 0.0024],
+      [false, undefined, null],
+      [true, undefined, 0.5],
     ]);
 
     expect((await post({ refuse: true })).status).toBe(200);

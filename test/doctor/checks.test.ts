@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { initHome } from '../../src/home/index.js';
 import { CHECKS, UnknownCheckError, buildContext, runCheck, selectChecks, type Check, type DoctorContext } from '../../src/doctor/index.js';
 import { tempHome } from '../helpers/daemon.js';
+import { CelestiaNodeFixture } from '../da/fixtures/celestia-node.js';
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
@@ -38,24 +39,32 @@ const json = (res: ServerResponse, status: number, body: unknown) => {
 const check = (id: string): Check => CHECKS.find((c) => c.id === id)!;
 
 describe('doctor checks in-process', () => {
-  it('a DA node that serves no REST path (a stand-in): da-health and da-sync fall back to JSON-RPC; a slow answer warns', async () => {
-    let delayMs = 0;
-    const da = await standIn(async (req, body, res) => {
-      if (req.method !== 'POST') return json(res, 404, { error: 'no such path' });
-      const { id, method } = JSON.parse(body) as { id: number; method: string };
-      await new Promise((r) => setTimeout(r, delayMs));
-      if (method === 'header.NetworkHead') return json(res, 200, { jsonrpc: '2.0', id, result: { header: { chain_id: 'mocha-4', height: '42', time: new Date().toISOString() } } });
-      if (method === 'header.SyncState') return json(res, 200, { jsonrpc: '2.0', id, result: { id: 1, height: 42, from_height: 1, to_height: 42 } });
-      json(res, 200, { jsonrpc: '2.0', id, error: { code: -32601, message: `method '${method}' not found` } });
+  it("a celestia-node (the fixture: its RPC port answers a GET with HTTP 400): da-health and da-sync fall back to JSON-RPC and say so; a slow answer warns", async () => {
+    const da = await CelestiaNodeFixture.start({ token: 'doctor-token' });
+    cleanups.push(() => da.close());
+    const ctx = buildContext({ home: home({ 'da.address': da.address, 'da.auth_token': 'doctor-token', 'da.request_timeout': '1s' }), env: {} });
+    expect(await runCheck(check('da-health'), ctx)).toMatchObject({
+      status: 'ok',
+      message: expect.stringMatching(/\(JSON-RPC header\.NetworkHead: height \d+ in \d+ ms; GET \/health: HTTP 400\)$/),
+    });
+    expect(await runCheck(check('da-sync'), ctx)).toMatchObject({
+      status: 'ok',
+      message: expect.stringMatching(/^DA node synced at height \d+ \(JSON-RPC header\.SyncState in \d+ ms; GET \/header\/sync_state answered HTTP 400\)$/),
+    });
+    expect(await runCheck(check('da-balance'), ctx)).toMatchObject({ status: 'ok', message: expect.stringMatching(/^balance 5000000 utia/) });
+    da.delayMs = 600; // above half of da.request_timeout (1s): slow
+    const slow = await runCheck(check('da-sync'), ctx);
+    expect(slow).toMatchObject({ status: 'warn', message: expect.stringMatching(/synced at height \d+, but slow: JSON-RPC header\.SyncState took \d+ ms/) });
+    expect(slow.remedy).toContain('raise --node.da.request_timeout (now 1s)');
+  });
+
+  it('a DA node without state.Balance (a stand-in): da-balance warns', async () => {
+    const da = await standIn((_req, body, res) => {
+      const { id, method } = JSON.parse(body || '{}') as { id: number; method: string };
+      json(res, 500, { jsonrpc: '2.0', id, error: { code: -32601, message: `method '${method}' not found` } });
     });
     const ctx = buildContext({ home: home({ 'da.address': da, 'da.request_timeout': '1s' }), env: {} });
-    expect(await runCheck(check('da-health'), ctx)).toMatchObject({ status: 'ok', message: expect.stringMatching(/no GET \/health: HTTP 404; header\.NetworkHead height 42/) });
-    expect(await runCheck(check('da-sync'), ctx)).toMatchObject({ status: 'ok', message: expect.stringMatching(/^DA node synced at height 42 \(header\.SyncState in \d+ ms\)/) });
     expect(await runCheck(check('da-balance'), ctx)).toMatchObject({ status: 'warn', message: expect.stringMatching(/does not serve state\.Balance/) });
-    delayMs = 600; // above half of da.request_timeout (1s): slow
-    const slow = await runCheck(check('da-sync'), ctx);
-    expect(slow).toMatchObject({ status: 'warn', message: expect.stringMatching(/synced at height 42, but slow: header\.SyncState took \d+ ms/) });
-    expect(slow.remedy).toContain('raise --node.da.request_timeout (now 1s)');
   });
 
   it('node: while catching up, warns "falling behind" when the height rises slower than the chain (a stand-in node), ok when faster', async () => {

@@ -193,7 +193,7 @@ describe('noded doctor against a running devnet', () => {
     }
   });
 
-  it('a DA with a token and a wrong one configured (or none): da-auth fails with "DA token invalid or missing"', async () => {
+  it('a DA with a token and a wrong one configured (or none): da-auth fails saying the token is wrong (or missing) and how to make one', async () => {
     const tokenDa = await DaServer.start(newDir(), ['--token', 'right-token-1']);
     perTest.push(tokenDa);
     const [wrong, none, right] = await Promise.all([
@@ -202,12 +202,15 @@ describe('noded doctor against a running devnet', () => {
       doctor(home, ['--node.da.address', tokenDa.address, '--node.da.auth_token', 'right-token-1']),
     ]);
     const failed = expectOnlyFailure(wrong, 'da-auth', { deferred: ['da-sync', 'da-balance'] });
-    expect(failed.message).toMatch(/^DA token invalid or missing: the DA node rejected da.auth_token/);
-    expect(failed.remedy).toMatch(/auth command for its network/);
+    expect(failed.message).toMatch(/^DA token wrong: header\.NetworkHead to DA node \S+: HTTP 401: the DA node rejected the token in da\.auth_token/);
+    expect(failed.remedy).toContain('celestia <light|bridge> auth write --p2p.network <network>');
+    expect(failed.remedy).toContain('da.auth_token');
     expect(wrong.stdout).not.toContain('right-token-1');
-    expect(wrong.byId['da-health']!.message).toMatch(/wants a valid token/);
+    expect(wrong.byId['da-health']!.message).toMatch(/it refuses the token: see da-auth/);
 
-    expect(expectOnlyFailure(none, 'da-auth', { deferred: ['da-sync', 'da-balance'] }).message).toMatch(/none is configured and the DA node requires one/);
+    const missing = expectOnlyFailure(none, 'da-auth', { deferred: ['da-sync', 'da-balance'] });
+    expect(missing.message).toMatch(/^DA token missing: .*missing permission to invoke 'NetworkHead' \(need 'read'\): no auth token is set \(da\.auth_token is empty\)/);
+    expect(missing.remedy).toContain('celestia <light|bridge> auth write --p2p.network <network>');
 
     expect(right.code, right.stdout).toBe(0);
     expect(right.byId['da-auth']!.message).toMatch(/accepts the token/);

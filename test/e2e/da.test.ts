@@ -97,7 +97,7 @@ describe('DA layer', () => {
     await waitFor(() => agg.stderr.includes('DA layer submission failed'), 'a submission failure');
     const line = agg.stderr.split('\n').find((l) => l.includes('DA layer submission failed'))!;
     expect(JSON.parse(line).reason).toBe('unauthorized');
-    expect(line).toMatch(/token was rejected/);
+    expect(line).toMatch(/rejected the token in da\.auth_token/);
     expect(agg.stderr).not.toContain('wrong-token-456');
     expect(da.stderr).not.toContain('right-token-123');
   });
@@ -139,7 +139,7 @@ describe('DA layer', () => {
       mutate?.(b);
       return blockBlobs(b, ns);
     };
-    const tx = { gas_price: -1, is_gas_price_set: false, max_gas_price: -1, gas: 0, tx_priority: 0 };
+    const tx = {}; // the defaults: the DA node estimates under its default cap
     await client.submit(forged(1n), tx); // wrong proposer
     await client.submit(forged(1n, (b) => (b.header!.signature = new Uint8Array(64))), tx); // bad signature
     await client.submit(forged(7n), tx); // wrong height (and proposer)

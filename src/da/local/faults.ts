@@ -3,7 +3,16 @@
  * real celestia node lets the submitter down.
  */
 
-export type SubmitFault = 'already_in_mempool' | 'insufficient_funds';
+import { DaErrorText } from '../types.js';
+
+export type SubmitFault = 'already_in_mempool' | 'already_in_cache' | 'insufficient_funds';
+
+/** The error text `blob.Submit` fails with for each fault. */
+export const SUBMIT_FAULT_TEXT: Record<SubmitFault, string> = {
+  already_in_mempool: DaErrorText.alreadyInMempool,
+  already_in_cache: DaErrorText.txInCache,
+  insufficient_funds: DaErrorText.insufficientFunds,
+};
 
 export interface DaFaults {
   /** Close the listening socket and every open connection (clients see ECONNREFUSED); off listens again on the same port. */
@@ -12,7 +21,7 @@ export interface DaFaults {
   delayMs: number;
   /** `header.SyncState` reports the node 100 heights behind (`to_height = height + 100`). */
   notSynced: boolean;
-  /** Fail `blob.Submit` with celestia's text of sdk code 19 or code 5; null = submissions succeed. */
+  /** Fail `blob.Submit` with celestia's text of sdk code 19 or code 5, or CometBFT's "tx already exists in cache"; null = submissions succeed. */
   submitError: SubmitFault | null;
   /**
    * How many more submissions fail with `submitError`; 0 = every one until the
@@ -22,6 +31,8 @@ export interface DaFaults {
   submitErrorCount: number;
   /** Amount `state.Balance` reports (utia, as a decimal string); null = a large default. */
   balance: string | null;
+  /** The gas price the server estimates (utia), as a busy network would raise it; null = celestia-app's default minimum, 0.004. */
+  estimatedGasPrice: number | null;
 }
 
 export const NO_FAULTS: Readonly<DaFaults> = Object.freeze({
@@ -31,6 +42,7 @@ export const NO_FAULTS: Readonly<DaFaults> = Object.freeze({
   submitError: null,
   submitErrorCount: 0,
   balance: null,
+  estimatedGasPrice: null,
 });
 
 /** A fault switch given a value it cannot take; `field` names it. */
@@ -49,11 +61,12 @@ const FIELDS: Record<keyof DaFaults, { expected: string; valid: (v: unknown) => 
   delayMs: { expected: 'a whole number of milliseconds >= 0', valid: (v) => Number.isSafeInteger(v) && (v as number) >= 0 },
   notSynced: { expected: 'true or false', valid: (v) => typeof v === 'boolean' },
   submitError: {
-    expected: '"already_in_mempool", "insufficient_funds" or null',
-    valid: (v) => v === null || v === 'already_in_mempool' || v === 'insufficient_funds',
+    expected: '"already_in_mempool", "already_in_cache", "insufficient_funds" or null',
+    valid: (v) => v === null || (typeof v === 'string' && Object.hasOwn(SUBMIT_FAULT_TEXT, v)),
   },
   submitErrorCount: { expected: 'a whole number >= 0 (0 = until cleared)', valid: (v) => Number.isSafeInteger(v) && (v as number) >= 0 },
   balance: { expected: 'an amount in utia as a string of digits, or null', valid: (v) => v === null || (typeof v === 'string' && /^\d{1,40}$/.test(v)) },
+  estimatedGasPrice: { expected: 'a gas price >= 0 in utia, or null', valid: (v) => v === null || (typeof v === 'number' && Number.isFinite(v) && v >= 0) },
 };
 
 /**

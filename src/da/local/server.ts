@@ -6,9 +6,11 @@ import { parseHostPort } from '../../config/index.js';
 import { listen, type Listener } from '../../rpc/listen.js';
 import { BodyTooLargeError, readBody } from '../../rpc/http.js';
 import { sleep } from '../../util/index.js';
-import { DaErrorText, DaMethod, type Balance, type SyncState, type TxConfig, type WireBlob, type WireExtendedHeader } from '../types.js';
+import { CELESTIA_MIN_GAS_PRICE, DaErrorText, DaMethod, missingPermission, type Balance, type SyncState, type TxConfig, type WireBlob, type WireExtendedHeader } from '../types.js';
 import { BlockLog, type SealedBlock, type StoredBlob } from './block-log.js';
-import { applyFaultsPatch, NO_FAULTS, parseFaultsPatch, FaultsError, type DaFaults } from './faults.js';
+import { applyFaultsPatch, NO_FAULTS, parseFaultsPatch, FaultsError, SUBMIT_FAULT_TEXT, type DaFaults } from './faults.js';
+import { goJsonKind, goUint64, paramError, requestId, rpcError, rpcResult, RpcCode, RpcFailure, type RpcAnswer } from './go-jsonrpc.js';
+import { decodeTxConfig, submissionGasPrice, type DecodedTxConfig } from './tx-config.js';
 
 type Req = IncomingMessage | Http2ServerRequest;
 type Res = ServerResponse | Http2ServerResponse;
@@ -20,7 +22,12 @@ export interface LocalDaOptions {
   listen: string;
   /** A DA block is sealed this often, empty or not. */
   blockTimeMs: number;
-  /** When set, every request needs `Authorization: Bearer <token>` (else HTTP 401). Never logged. */
+  /**
+   * When set, the server checks tokens as celestia-node does: a wrong one is
+   * HTTP 401, none at all grants only public methods (so every DA method answers
+   * "missing permission"). Unset: everything is allowed, as with
+   * celestia-node's --rpc.skip-auth. Never logged.
+   */
   authToken?: string;
   /** Largest total of blob bytes one `blob.Submit` may carry. */
   maxBlobSize: number;
@@ -48,26 +55,45 @@ export interface DaSubmission {
   bytes: number;
   /** The TxConfig exactly as received. */
   txConfig: TxConfig;
+  /** The gas price the submission paid: the one set, or the estimate; null when refused before pricing. */
+  gasPrice: number | null;
 }
 
-/** A JSON-RPC error the server answers with; code 1 is how celestia-node reports method errors. */
-class RpcFailure extends Error {
-  constructor(
-    readonly rpcCode: number,
-    message: string,
-    readonly httpStatus = 200,
-  ) {
-    super(message);
-  }
+/** A JSON-RPC request as go-jsonrpc's `request` struct takes it (handler.go); `jsonrpc` is not checked there. */
+interface RpcRequest {
+  id?: unknown;
+  method?: string;
+  params?: unknown;
 }
 
-const PARSE_ERROR = -32700;
-const INVALID_REQUEST = -32600;
-const METHOD_NOT_FOUND = -32601;
-const INVALID_PARAMS = -32602;
-const METHOD_ERROR = 1;
+/** The request a JSON value decodes into, or undefined where encoding/json would fail (not an object, a method that is not a string). */
+function asRequest(msg: unknown): RpcRequest | undefined {
+  if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) return undefined;
+  const method = (msg as { method?: unknown }).method;
+  return method === undefined || method === null || typeof method === 'string' ? (msg as RpcRequest) : undefined;
+}
 
-const invalidParams = (what: string) => new RpcFailure(INVALID_PARAMS, `invalid params: ${what}`, 400);
+/** What a request may call: celestia-node grants all with a valid token (or without auth), only `public` without one. */
+type Permissions = 'all' | 'public';
+
+/**
+ * The `perm` tag of each method (nodebuilder/blob/blob.go, header/header.go,
+ * state/state.go) and its Go field name, which go-jsonrpc's permission error names.
+ */
+const METHODS: Record<string, { perm: 'read' | 'write'; goName: string; params: number }> = {
+  [DaMethod.submit]: { perm: 'write', goName: 'Submit', params: 2 },
+  [DaMethod.getAll]: { perm: 'read', goName: 'GetAll', params: 2 },
+  [DaMethod.networkHead]: { perm: 'read', goName: 'NetworkHead', params: 0 },
+  [DaMethod.syncState]: { perm: 'read', goName: 'SyncState', params: 0 },
+  [DaMethod.balance]: { perm: 'read', goName: 'Balance', params: 0 },
+};
+
+/** The price the built-in server estimates unless a fault switch sets another: celestia's minimum, as on a quiet network. */
+export const DEFAULT_ESTIMATED_GAS_PRICE = CELESTIA_MIN_GAS_PRICE;
+/** celestia-node's DefaultMaxGasPrice (state/txclient/tx_config.go): the cap when max_gas_price is 0. */
+export const DEFAULT_MAX_GAS_PRICE = CELESTIA_MIN_GAS_PRICE * 100;
+
+const methodError = (message: string) => new RpcFailure(RpcCode.methodError, message);
 
 const NAMESPACE_BYTES = 29;
 /** Version-0 namespaces: version byte 0, then 18 zero bytes of the 28-byte id (as celestia requires for blobs). */
@@ -88,33 +114,32 @@ export function localCommitment(namespace: Uint8Array, data: Uint8Array): Buffer
   return createHash('sha256').update(namespace).update(data).digest();
 }
 
-function decodeBase64(text: unknown, what: string): Buffer {
-  if (typeof text !== 'string' || !BASE64.test(text)) throw invalidParams(`${what}: expected a base64 string`);
+/** A param that does not decode: go-jsonrpc's framing around our own words for what is wrong. */
+type ParamError = (why: string) => RpcFailure;
+
+function decodeBase64(text: unknown, what: string, invalid: ParamError): Buffer {
+  if (typeof text !== 'string' || !BASE64.test(text)) throw invalid(`${what}: expected a base64 string`);
   return Buffer.from(text, 'base64');
 }
 
-function decodeNamespace(text: unknown, what: string): Buffer {
-  const ns = decodeBase64(text, what);
-  if (ns.length !== NAMESPACE_BYTES) throw invalidParams(`${what}: got ${ns.length} bytes, expected ${NAMESPACE_BYTES} (version byte + 28-byte id)`);
-  if (ns[0] !== 0) throw invalidParams(`${what}: namespace version ${ns[0]} is not supported, expected version 0`);
-  if (ns.subarray(1, V0_ZERO_PREFIX).some((b) => b !== 0)) throw invalidParams(`${what}: a version-0 namespace id must start with 18 zero bytes`);
+function decodeNamespace(text: unknown, what: string, invalid: ParamError): Buffer {
+  const ns = decodeBase64(text, what, invalid);
+  if (ns.length !== NAMESPACE_BYTES) throw invalid(`${what}: got ${ns.length} bytes, expected ${NAMESPACE_BYTES} (version byte + 28-byte id)`);
+  if (ns[0] !== 0) throw invalid(`${what}: namespace version ${ns[0]} is not supported, expected version 0`);
+  if (ns.subarray(1, V0_ZERO_PREFIX).some((b) => b !== 0)) throw invalid(`${what}: a version-0 namespace id must start with 18 zero bytes`);
   return ns;
-}
-
-function parseHeight(value: unknown): number {
-  const n = typeof value === 'string' && /^\d{1,16}$/.test(value) ? Number(value) : value;
-  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0) throw invalidParams(`height: got ${JSON.stringify(value)}, expected a whole number`);
-  return n;
 }
 
 function send(res: Res, status: number, body: unknown): void {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
+  writeAnswer(res, status, text, typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json');
+}
+
+/** go-jsonrpc sets `Content-Type: application/json` on every answer of its handler (server.go, ServeHTTP); a 401 from auth has no body. */
+function writeAnswer(res: Res, status: number, text: string, contentType = 'application/json'): void {
   const r = res as ServerResponse;
   if (r.headersSent || r.destroyed) return;
-  r.writeHead(status, {
-    'content-type': typeof body === 'string' ? 'text/plain; charset=utf-8' : 'application/json',
-    'content-length': Buffer.byteLength(text),
-  });
+  r.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(text) });
   r.end(text);
 }
 
@@ -137,13 +162,19 @@ interface PendingSubmit {
 function failPending(p: PendingSubmit, message: string): void {
   p.record.ok = false;
   p.record.error = message;
-  p.reject(new RpcFailure(METHOD_ERROR, message));
+  p.reject(methodError(message));
 }
 
 /**
  * The built-in DA server: celestia-node's JSON-RPC subset (DESIGN.md §8) plus
  * `GET /health` and `GET /header/sync_state`, over an append-only file log, with
  * a DA block every `blockTimeMs`. A development default, never a production claim.
+ *
+ * Apart from those two REST paths it answers as a celestia-node's RPC port does,
+ * so a client that works here works there: go-jsonrpc's framing, status codes
+ * and auth (go-jsonrpc.ts), Go's decoding of the TxConfig and celestia-node's
+ * gas price cap (tx-config.ts), `null` for a height without blobs. What it
+ * cannot know from celestia-node's source it refuses in its own words.
  *
  * Fault switches (`setFaults`, or `POST /faults` on the admin listener) imitate
  * a DA node that refuses connections, answers slowly, lags behind, or rejects
@@ -309,92 +340,135 @@ export class LocalDa {
     return op;
   }
 
-  /** False (after answering 401) when a token is required and the request lacks it or has another. */
-  private authorized(req: Req, res: Res): boolean {
-    if (!this.token) return true;
-    const header = req.headers.authorization;
-    const m = typeof header === 'string' ? /^Bearer\s+(.+)$/i.exec(header.trim()) : null;
-    if (!m) {
-      send(res, 401, 'unauthorized: missing auth token; send the header "Authorization: Bearer <token>"\n');
-      return false;
+  /**
+   * What the request may call, as go-jsonrpc's auth handler decides
+   * (auth/handler.go): a token in `Authorization: Bearer …` (or `?token=`)
+   * that is wrong, or a header without the `Bearer ` prefix, is HTTP 401 with
+   * an empty body; no token at all runs the call with public permissions only.
+   * Null after answering 401.
+   */
+  private permissions(req: Req, res: Res): Permissions | null {
+    if (!this.token) return 'all';
+    let header = req.headers.authorization ?? '';
+    if (header === '') {
+      const query = new URL(req.url ?? '/', 'http://local').searchParams.get('token');
+      if (query) header = `Bearer ${query}`;
     }
-    const given = Buffer.from(m[1]!);
-    if (given.length !== this.token.length || !timingSafeEqual(given, this.token)) {
-      send(res, 401, 'unauthorized: wrong auth token\n');
-      return false;
+    if (header === '') return 'public';
+    const given = header.startsWith('Bearer ') ? Buffer.from(header.slice('Bearer '.length)) : undefined;
+    if (!given || given.length !== this.token.length || !timingSafeEqual(given, this.token)) {
+      writeAnswer(res, 401, '');
+      return null;
     }
-    return true;
+    return 'all';
   }
 
   private readonly handle = (req: Req, res: Res): void => {
     this.route(req, res).catch((err: unknown) => {
       this.logger.error({ code: 'LOCAL_DA_REQUEST_FAILED', err }, 'local DA: request failed');
-      send(res, 500, { jsonrpc: '2.0', id: null, error: { code: -32603, message: `internal error: ${(err as Error).message}` } });
+      const answer = rpcError(null, RpcCode.fatal, `internal error: ${(err as Error).message}`);
+      writeAnswer(res, answer.status, answer.body);
     });
   };
 
   private async route(req: Req, res: Res): Promise<void> {
-    if (!this.authorized(req, res)) return;
+    const perms = this.permissions(req, res);
+    if (perms === null) return;
     const path = urlPath(req);
+    // The spec's REST paths (SPEC.md §4.5), which celestia-node's RPC port does not have.
     if (req.method === 'GET' && path === '/health') return send(res, 200, { status: 'ok', height: this.head });
-    if (req.method === 'GET' && path === '/header/sync_state') return send(res, 200, this.syncState());
-    if (path === '/' && req.method === 'POST') return this.serveRpc(req, res);
-    if (path === '/') return send(res, 405, 'the JSON-RPC endpoint takes POST\n');
-    send(res, 404, `no such endpoint ${path}; this local DA serves POST / (JSON-RPC), GET /health and GET /header/sync_state\n`);
+    if (req.method === 'GET' && path === '/header/sync_state') {
+      if (perms !== 'all') return send(res, 403, `${missingPermission(METHODS[DaMethod.syncState]!.goName, 'read')}\n`);
+      return send(res, 200, this.syncState());
+    }
+    // Everything else is go-jsonrpc's handler, which takes any path and method and reads the body (a GET has none: HTTP 400).
+    const answer = await this.serveRpc(req, perms);
+    if (answer) writeAnswer(res, answer.status, answer.body);
   }
 
-  private async serveRpc(req: Req, res: Res): Promise<void> {
+  /** go-jsonrpc handler.go, handleReader: one request or a batch; null when nothing is written (a notification). */
+  private async serveRpc(req: Req, perms: Permissions): Promise<RpcAnswer | null> {
+    const limit = this.opts.maxBlobSize * 2 + 1024 * 1024;
+    let body: string;
+    try {
+      body = (await readBody(req, limit)).toString('utf8').trim();
+    } catch (err) {
+      if (err instanceof BodyTooLargeError) return rpcError(null, RpcCode.parseError, `request bigger than maximum ${limit} allowed`);
+      throw err;
+    }
+    if (body === '') return rpcError(null, RpcCode.invalidRequest, 'Invalid request');
+    let msg: unknown;
+    try {
+      msg = JSON.parse(body);
+    } catch {
+      return rpcError(null, RpcCode.parseError, 'Parse error');
+    }
+    if (!(body.startsWith('[') && body.endsWith(']'))) {
+      const one = asRequest(msg);
+      return one ? this.serveOne(one, perms) : rpcError(null, RpcCode.parseError, 'Parse error');
+    }
+    // A batch decodes as a whole into []request, or fails as a whole.
+    const batch = Array.isArray(msg) ? msg.map(asRequest) : [undefined];
+    if (batch.some((r) => r === undefined)) return rpcError(null, RpcCode.parseError, 'Parse error');
+    if (batch.length === 0) return rpcError(null, RpcCode.invalidRequest, 'Invalid request');
+    // One writer for the batch: the first answer's status is the one sent (later WriteHeader calls are ignored).
+    const answers: RpcAnswer[] = [];
+    for (const one of batch) {
+      const answer = await this.serveOne(one!, perms);
+      if (answer) answers.push(answer);
+    }
+    return { status: answers[0]?.status ?? 200, body: `[${answers.map((a) => a.body).join(',')}]` };
+  }
+
+  /** go-jsonrpc handler.go, handle: method lookup, params, then the call (where the permission is checked). */
+  private async serveOne(rpc: RpcRequest, perms: Permissions): Promise<RpcAnswer | null> {
     let id: unknown = null;
     try {
-      let body: Buffer;
-      try {
-        body = await readBody(req, this.opts.maxBlobSize * 2 + 1024 * 1024);
-      } catch (err) {
-        if (err instanceof BodyTooLargeError) {
-          throw new RpcFailure(METHOD_ERROR, `${DaErrorText.blobTooLarge}: the request is larger than the blob size limit of ${this.opts.maxBlobSize} bytes allows`, 413);
-        }
-        throw err;
-      }
-      let msg: unknown;
-      try {
-        msg = JSON.parse(body.toString('utf8'));
-      } catch {
-        throw new RpcFailure(PARSE_ERROR, 'parse error: the body is not JSON', 400);
-      }
-      if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) {
-        throw new RpcFailure(INVALID_REQUEST, 'invalid request: expected one JSON-RPC 2.0 request object (batches are not supported)', 400);
-      }
-      const rpc = msg as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown };
-      if (typeof rpc.id === 'number' || typeof rpc.id === 'string') id = rpc.id;
-      if (rpc.jsonrpc !== '2.0' || typeof rpc.method !== 'string') {
-        throw new RpcFailure(INVALID_REQUEST, 'invalid request: expected {"jsonrpc":"2.0","id":…,"method":"…","params":[…]}', 400);
-      }
+      id = requestId(rpc.id);
+      const method = rpc.method ?? '';
+      const spec = Object.hasOwn(METHODS, method) ? METHODS[method]! : undefined;
+      if (!spec) throw new RpcFailure(RpcCode.methodNotFound, `method '${method}' not found`);
       const params = rpc.params ?? [];
-      if (!Array.isArray(params)) throw invalidParams('params must be an array (positional)');
+      if (!Array.isArray(params)) {
+        throw new RpcFailure(RpcCode.parseError, `unmarshaling param array: json: cannot unmarshal ${goJsonKind(params)} into Go value of type []jsonrpc.param`);
+      }
+      if (params.length !== spec.params) throw new RpcFailure(RpcCode.invalidParams, `wrong param count (method '${method}'): ${params.length} != ${spec.params}`);
+      const call = this.decodeCall(method, params);
+      // auth/auth.go, PermissionedProxy: checked when the method is called, after its params decoded.
+      if (perms !== 'all') throw methodError(missingPermission(spec.goName, spec.perm));
       if (this.state.delayMs > 0) await sleep(this.state.delayMs, this.stop.signal);
-      const result = await this.call(rpc.method, params);
-      send(res, 200, { jsonrpc: '2.0', id, result });
+      const result = await call();
+      return id === null ? null : rpcResult(id, result);
     } catch (err) {
-      if (this.stop.signal.aborted && !(err instanceof RpcFailure)) return;
+      if (this.stop.signal.aborted && !(err instanceof RpcFailure)) return null;
       if (!(err instanceof RpcFailure)) throw err;
-      send(res, err.httpStatus, { jsonrpc: '2.0', id, error: { code: err.rpcCode, message: err.message } });
+      // A notification's method error is not written (handler.go returns before the response).
+      if (err.code === RpcCode.methodError && id === null) return null;
+      return rpcError(id, err.code, err.message);
     }
   }
 
-  private call(method: string, params: unknown[]): Promise<unknown> | unknown {
+  /** Decodes the params as go-jsonrpc would into the method's Go types; the returned function runs the method. */
+  private decodeCall(method: string, params: unknown[]): () => unknown {
     switch (method) {
-      case DaMethod.submit:
-        return this.submit(params);
-      case DaMethod.getAll:
-        return this.getAll(params);
+      case DaMethod.submit: {
+        const blobs = this.decodeBlobs(params[0]);
+        const config = decodeTxConfig(params[1]);
+        return () => this.submit(blobs, params[1] as TxConfig, config);
+      }
+      case DaMethod.getAll: {
+        const height = goUint64(params[0], (why) => paramError(method, 'uint64', why));
+        const invalid: ParamError = (why) => paramError(method, '[]share.Namespace', why);
+        if (!Array.isArray(params[1])) throw invalid(`namespaces: expected an array`);
+        const wanted = new Set(params[1].map((n, i) => decodeNamespace(n, `namespace ${i}`, invalid).toString('base64')));
+        return () => this.getAll(height, wanted);
+      }
       case DaMethod.networkHead:
-        return { header: { chain_id: CHAIN_ID, height: String(this.head), time: this.headTime } } satisfies WireExtendedHeader;
+        return () => ({ header: { chain_id: CHAIN_ID, height: String(this.head), time: this.headTime } }) satisfies WireExtendedHeader;
       case DaMethod.syncState:
-        return this.syncState();
-      case DaMethod.balance:
-        return { denom: 'utia', amount: this.state.balance ?? DEFAULT_BALANCE } satisfies Balance;
+        return () => this.syncState();
       default:
-        throw new RpcFailure(METHOD_NOT_FOUND, `method '${method}' not found; this local DA serves ${Object.values(DaMethod).join(', ')}`, 400);
+        return () => ({ denom: 'utia', amount: this.state.balance ?? DEFAULT_BALANCE }) satisfies Balance;
     }
   }
 
@@ -413,50 +487,53 @@ export class LocalDa {
     };
   }
 
-  private submit(params: unknown[]): Promise<number> {
-    const [wireBlobs, txConfig] = params;
-    if (!Array.isArray(wireBlobs) || wireBlobs.length === 0) throw invalidParams('blob.Submit takes [blobs, TxConfig]: blobs must be a non-empty array');
-    if (typeof txConfig !== 'object' || txConfig === null || Array.isArray(txConfig)) {
-      throw invalidParams(`blob.Submit takes [blobs, TxConfig]: TxConfig must be an object (got ${txConfig === null ? 'null' : Array.isArray(txConfig) ? 'an array' : typeof txConfig}); send {} for defaults`);
-    }
-    const blobs: StoredBlob[] = [];
+  private decodeBlobs(raw: unknown): StoredBlob[] {
+    const invalid: ParamError = (why) => paramError(DaMethod.submit, '[]*blob.Blob', why);
+    if (!Array.isArray(raw) || raw.length === 0) throw invalid('blobs must be a non-empty array');
+    return raw.map((b: unknown, i) => {
+      if (typeof b !== 'object' || b === null) throw invalid(`blob ${i}: expected an object {namespace, data, share_version}`);
+      const wb = b as Partial<WireBlob>;
+      const ns = decodeNamespace(wb.namespace, `blob ${i}: namespace`, invalid);
+      const data = decodeBase64(wb.data, `blob ${i}: data`, invalid);
+      if (data.length === 0) throw invalid(`blob ${i}: data is empty`);
+      if (wb.share_version !== undefined && wb.share_version !== 0) throw invalid(`blob ${i}: share_version ${JSON.stringify(wb.share_version)} is not supported, expected 0`);
+      return { namespace: ns.toString('base64'), data: wb.data as string, commitment: localCommitment(ns, data).toString('base64') };
+    });
+  }
+
+  /** blob.Submit after decoding: size, fault switches, then the gas price as celestia-node prices it. */
+  private submit(blobs: StoredBlob[], txConfig: TxConfig, config: DecodedTxConfig): Promise<number> {
     const perNamespace: Record<string, number> = {};
     let bytes = 0;
-    wireBlobs.forEach((b: unknown, i) => {
-      if (typeof b !== 'object' || b === null) throw invalidParams(`blob ${i}: expected an object {namespace, data, share_version}`);
-      const wb = b as Partial<WireBlob>;
-      const ns = decodeNamespace(wb.namespace, `blob ${i}: namespace`);
-      const data = decodeBase64(wb.data, `blob ${i}: data`);
-      if (data.length === 0) throw invalidParams(`blob ${i}: data is empty`);
-      if (wb.share_version !== undefined && wb.share_version !== 0) throw invalidParams(`blob ${i}: share_version ${JSON.stringify(wb.share_version)} is not supported, expected 0`);
-      const namespace = ns.toString('base64');
-      blobs.push({ namespace, data: wb.data as string, commitment: localCommitment(ns, data).toString('base64') });
-      perNamespace[namespace] = (perNamespace[namespace] ?? 0) + 1;
-      bytes += data.length;
-    });
-    const record: DaSubmission = { at: new Date().toISOString(), ok: false, height: null, error: null, blobs: perNamespace, bytes, txConfig: txConfig as TxConfig };
+    for (const b of blobs) {
+      perNamespace[b.namespace] = (perNamespace[b.namespace] ?? 0) + 1;
+      bytes += Buffer.byteLength(b.data, 'base64');
+    }
+    const record: DaSubmission = { at: new Date().toISOString(), ok: false, height: null, error: null, blobs: perNamespace, bytes, txConfig, gasPrice: null };
     this.records.push(record);
     const fail = (message: string) => {
       record.error = message;
-      return new RpcFailure(METHOD_ERROR, message);
+      return methodError(message);
     };
     if (bytes > this.opts.maxBlobSize) throw fail(`${DaErrorText.blobTooLarge}: ${bytes} bytes of blob data, the limit is ${this.opts.maxBlobSize}`);
     const fault = this.state.submitError;
     if (fault) {
       if (this.state.submitErrorCount > 0 && --this.state.submitErrorCount === 0) this.state.submitError = null;
-      throw fail(fault === 'already_in_mempool' ? DaErrorText.alreadyInMempool : DaErrorText.insufficientFunds);
+      throw fail(SUBMIT_FAULT_TEXT[fault]);
+    }
+    try {
+      record.gasPrice = submissionGasPrice(config, this.state.estimatedGasPrice ?? DEFAULT_ESTIMATED_GAS_PRICE, DEFAULT_MAX_GAS_PRICE);
+    } catch (err) {
+      throw fail((err as Error).message);
     }
     record.ok = true;
     return new Promise<number>((resolve, reject) => this.pending.push({ blobs, record, resolve, reject }));
   }
 
-  private getAll(params: unknown[]): WireBlob[] | null {
-    const [rawHeight, rawNamespaces] = params;
-    const height = parseHeight(rawHeight);
-    if (!Array.isArray(rawNamespaces)) throw invalidParams('blob.GetAll takes [height, namespaces]: namespaces must be an array');
-    const wanted = new Set(rawNamespaces.map((n, i) => decodeNamespace(n, `namespace ${i}`).toString('base64')));
-    if (height === 0) throw new RpcFailure(METHOD_ERROR, 'height must be bigger than zero');
-    if (height > this.head) throw new RpcFailure(METHOD_ERROR, `header: ${DaErrorText.heightFromFuture}: networkHeight: ${this.head}, requestedHeight: ${height}`);
+  /** celestia-node blob/service.go, GetAll: the blobs in the namespaces, or null (a nil slice) when there are none. */
+  private getAll(height: number, wanted: Set<string>): WireBlob[] | null {
+    if (height === 0) throw methodError('height must be bigger than zero');
+    if (height > this.head) throw methodError(`header: ${DaErrorText.heightFromFuture}: networkHeight: ${this.head}, requestedHeight: ${height}`);
     const found: WireBlob[] = [];
     // `index` is the blob's position in its DA block, not celestia's share index in the data square.
     (this.index.get(height) ?? []).forEach((b, index) => {

@@ -49,7 +49,9 @@ async function restGet(ctx: DoctorContext, path: string, signal: AbortSignal): P
 
 const unreachable = (err: unknown): err is DaError => err instanceof DaError && (err.reason === 'connection_refused' || err.reason === 'timeout');
 const rejectedToken = (err: unknown): err is DaError => err instanceof DaError && err.reason === 'unauthorized';
-const isRestMissing = (status: number) => status === 404 || status === 405 || status === 501;
+const isOk = (status: number) => status >= 200 && status < 300;
+/** HTTP 401 is go-jsonrpc's answer to a token it cannot verify (auth/handler.go); 403 is the built-in DA's REST answer without one. */
+const isTokenRefused = (status: number) => status === 401 || status === 403;
 
 /**
  * A dependent DA check that hit a cause another check owns (unreachable →
@@ -63,15 +65,16 @@ function deferred(ctx: DoctorContext, err: unknown): Verdict | undefined {
     return { status: 'fail', message: `DA endpoint unreachable: ${err.message}`, remedy: DA_REMEDY[err.reason] };
   }
   if (rejectedToken(err)) {
-    if (ctx.selected.has('da-auth')) return { status: 'warn', message: 'not checked: the DA node rejected the auth token', remedy: 'see da-auth' };
-    return { status: 'fail', message: `DA token invalid or missing: ${err.message}`, remedy: DA_REMEDY.unauthorized };
+    if (ctx.selected.has('da-auth')) return { status: 'warn', message: 'not checked: the DA node refuses da.auth_token (missing or wrong)', remedy: 'see da-auth' };
+    return { status: 'fail', message: `DA token missing or wrong: ${err.message}`, remedy: DA_REMEDY.unauthorized };
   }
   return undefined;
 }
 
 export const daHealthCheck: Check = {
   id: 'da-health',
-  verifies: 'the DA node answers at da.address: GET /health, or JSON-RPC header.NetworkHead for DA nodes without REST paths',
+  verifies:
+    "the DA node answers at da.address: GET /health, or, on any other answer (a celestia-node's RPC port answers a GET with HTTP 400), JSON-RPC header.NetworkHead",
   async run(ctx, signal) {
     const address = ctx.config.da.address;
     let answer: RestAnswer;
@@ -85,24 +88,25 @@ export const daHealthCheck: Check = {
         remedy: `start the DA node, or point --node.da.address (now ${address}) at it${err.reason === 'timeout' ? ', or raise --node.da.request_timeout' : ''}`,
       };
     }
-    if (answer.status >= 200 && answer.status < 300) return { status: 'ok', message: `DA node answers at ${address} (GET /health ${answer.status} in ${answer.ms} ms)` };
-    if (answer.status === 401 || answer.status === 403) {
-      return { status: 'ok', message: `DA node answers at ${address} (GET /health: HTTP ${answer.status}, it wants a valid token: see da-auth)` };
+    if (isOk(answer.status)) return { status: 'ok', message: `DA node answers at ${address} (GET /health: HTTP ${answer.status} in ${answer.ms} ms)` };
+    if (answer.status === 401) {
+      return { status: 'ok', message: `DA node answers at ${address} (GET /health: HTTP 401, it refuses the token: see da-auth)` };
     }
-    // No REST path: ask over JSON-RPC, as the node itself does.
+    // No REST path (celestia-node's go-jsonrpc port answers HTTP 400): ask over JSON-RPC, as the node itself does.
+    const rest = `GET /health: HTTP ${answer.status}`;
     try {
       const started = performance.now();
       const head = await withClient(ctx, (c) => c.networkHead(signal));
       return {
         status: 'ok',
-        message: `DA node answers at ${address} (no GET /health: HTTP ${answer.status}; header.NetworkHead height ${head} in ${Math.round(performance.now() - started)} ms)`,
+        message: `DA node answers at ${address} (JSON-RPC header.NetworkHead: height ${head} in ${Math.round(performance.now() - started)} ms; ${rest})`,
       };
     } catch (err) {
       if (unreachable(err)) return { status: 'fail', message: `DA endpoint unreachable: ${err.message}`, remedy: DA_REMEDY[err.reason] };
-      if (rejectedToken(err)) return { status: 'ok', message: `DA node answers at ${address} (JSON-RPC wants a valid token: see da-auth)` };
+      if (rejectedToken(err)) return { status: 'ok', message: `DA node answers at ${address} (JSON-RPC header.NetworkHead wants a valid token: see da-auth; ${rest})` };
       return {
         status: 'fail',
-        message: `something answers at ${address}, but not as a DA node: GET /health gave HTTP ${answer.status} and header.NetworkHead failed: ${(err as Error).message}`,
+        message: `something answers at ${address}, but not as a DA node: ${rest} and header.NetworkHead failed: ${(err as Error).message}`,
         remedy: `check that --node.da.address points at the DA node's RPC port (26658 by default), not another service`,
       };
     }
@@ -119,15 +123,18 @@ function readSyncState(body: unknown): { height: number; to: number } | undefine
 
 export const daSyncCheck: Check = {
   id: 'da-sync',
-  verifies: 'the DA node is synced (GET /header/sync_state, or JSON-RPC header.SyncState): how far behind, and how fast it answers (slow → raise --node.da.request_timeout)',
+  verifies:
+    'the DA node is synced (GET /header/sync_state, or JSON-RPC header.SyncState on any other answer): how far behind, and how fast it answers (slow → raise --node.da.request_timeout)',
   async run(ctx, signal) {
     let state: { height: number; to: number } | undefined;
     let ms: number;
     let via: string;
+    /** Why JSON-RPC answered instead of REST, when it did. */
+    let fallback = '';
     try {
       const answer = await restGet(ctx, '/header/sync_state', signal);
-      if (answer.status === 401 || answer.status === 403) throw new DaError(`GET /header/sync_state: HTTP ${answer.status}, the auth token was rejected`, 'unauthorized');
-      if (answer.status === 200) {
+      if (isTokenRefused(answer.status)) throw new DaError(`GET /header/sync_state: HTTP ${answer.status}, the auth token is missing or refused`, 'unauthorized');
+      if (isOk(answer.status)) {
         via = 'GET /header/sync_state';
         ms = answer.ms;
         try {
@@ -135,13 +142,13 @@ export const daSyncCheck: Check = {
         } catch {
           state = undefined;
         }
-      } else if (isRestMissing(answer.status)) {
-        via = 'header.SyncState';
+      } else {
+        // No REST path (celestia-node's go-jsonrpc port answers a GET with HTTP 400): ask over JSON-RPC.
+        via = 'JSON-RPC header.SyncState';
+        fallback = `; GET /header/sync_state answered HTTP ${answer.status}`;
         const started = performance.now();
         state = readSyncState(await withClient(ctx, (c) => c.syncState()));
         ms = Math.round(performance.now() - started);
-      } else {
-        return { status: 'fail', message: `GET /header/sync_state answered HTTP ${answer.status}: ${answer.text.slice(0, 200).trim()}`, remedy: DA_REMEDY.other };
       }
     } catch (err) {
       const v = deferred(ctx, err);
@@ -153,7 +160,7 @@ export const daSyncCheck: Check = {
     if (state.to > state.height) {
       return {
         status: 'fail',
-        message: `DA node not synced: at height ${state.height} of ${state.to}, ${state.to - state.height} behind (${via}, ${ms} ms)`,
+        message: `DA node not synced: at height ${state.height} of ${state.to}, ${state.to - state.height} behind (${via}, ${ms} ms${fallback})`,
         remedy: 'wait for the DA node to finish syncing (submissions fail until it does), or point --node.da.address at a synced DA node',
       };
     }
@@ -161,17 +168,17 @@ export const daSyncCheck: Check = {
     if (ms > slowMs) {
       return {
         status: 'warn',
-        message: `DA node synced at height ${state.height}, but slow: ${via} took ${ms} ms`,
+        message: `DA node synced at height ${state.height}, but slow: ${via} took ${ms} ms${fallback}`,
         remedy: `check the DA node's load and network, or raise --node.da.request_timeout (now ${timeout})`,
       };
     }
-    return { status: 'ok', message: `DA node synced at height ${state.height} (${via} in ${ms} ms)` };
+    return { status: 'ok', message: `DA node synced at height ${state.height} (${via} in ${ms} ms${fallback})` };
   },
 };
 
 export const daAuthCheck: Check = {
   id: 'da-auth',
-  verifies: 'an authenticated JSON-RPC call (header.NetworkHead) with da.auth_token is accepted',
+  verifies: "a JSON-RPC call with da.auth_token (header.NetworkHead, 'read' permission) is accepted; blob.Submit also needs 'write'",
   async run(ctx, signal) {
     const hasToken = ctx.config.da.auth_token !== '';
     try {
@@ -182,12 +189,8 @@ export const daAuthCheck: Check = {
       };
     } catch (err) {
       if (rejectedToken(err)) {
-        return {
-          status: 'fail',
-          message: `DA token invalid or missing: ${hasToken ? 'the DA node rejected da.auth_token' : 'none is configured and the DA node requires one'} (HTTP 401)`,
-          remedy:
-            "generate a token with the DA node's own auth command for its network, e.g. `celestia light auth write --p2p.network mocha` (bridge or full as you run it), and set da.auth_token in node.yml or --node.da.auth_token",
-        };
+        // The client's message says which: HTTP 401 (a wrong token) or "missing permission" (none, or one without the permission).
+        return { status: 'fail', message: `DA token ${hasToken ? 'wrong' : 'missing'}: ${err.message}`, remedy: err.remedy };
       }
       if (unreachable(err)) return deferred(ctx, err)!;
       if (err instanceof DaError) return { status: 'fail', message: err.message, remedy: err.remedy };
