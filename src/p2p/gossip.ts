@@ -6,13 +6,11 @@ import type { GossipTopic, NodeMetrics } from '../metrics/index.js';
 import {
   BlockSchema,
   DataSchema,
-  HeaderSchema,
   InvalidBlockError,
   SignedHeaderSchema,
   headerHash,
-  sha256,
+  signedHeaderProblem,
   txsHash,
-  verifyEd25519,
   type Block,
   type Data,
   type SignedHeader,
@@ -63,17 +61,13 @@ const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /**
- * The HeaderValidator for a chain: the signer's key hashes to the genesis
- * proposer address and signs the header bytes (DESIGN.md §6).
+ * The HeaderValidator for a chain: the header is the genesis proposer's and
+ * signed by it, as ev-node checks (signedHeaderProblem, DESIGN.md §6).
  */
 export function proposerHeaderValidator(proposerAddress: Uint8Array): HeaderValidator {
   return (signed) => {
-    const header = signed.header;
-    const signer = signed.signer;
-    if (!header || !signer) throw new Error('header or signer missing');
-    if (Buffer.compare(header.proposerAddress, proposerAddress) !== 0) throw new Error("proposer is not the chain's aggregator");
-    if (Buffer.compare(sha256(signer.pubKey), proposerAddress) !== 0) throw new Error('signer public key does not match the proposer address');
-    if (!verifyEd25519(signer.pubKey, toBinary(HeaderSchema, header), signed.signature)) throw new Error('signature does not verify');
+    const problem = signedHeaderProblem(signed, proposerAddress);
+    if (problem) throw new Error(problem);
   };
 }
 

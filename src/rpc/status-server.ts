@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { CheckTxRejectedError, TxRejectedError } from '../exec/index.js';
 import { decodeStoredBlock } from '../store/index.js';
-import { cometNodeId, headerHash, type Block } from '../types/index.js';
+import { cometNodeId, headerHash, nanosOfTimestamp, type Block } from '../types/index.js';
 import type { RpcBackend } from './backend.js';
 import { readBody, BodyTooLargeError } from './http.js';
 
@@ -245,11 +245,11 @@ export class StatusServer {
         latest_block_hash: latest ? hex(latest.hash) : '',
         latest_app_hash: hex(state.appHash),
         latest_block_height: state.lastBlockHeight.toString(),
-        latest_block_time: rfc3339Nano(state.lastBlockTime),
+        latest_block_time: rfc3339Nano(nanosOfTimestamp(state.lastBlockTime)),
         earliest_block_hash: earliest ? hex(earliest.hash) : '',
         earliest_app_hash: earliest ? hex(earliest.block.header!.header!.appHash) : '',
         earliest_block_height: earliestHeight.toString(),
-        earliest_block_time: earliest ? rfc3339Nano(earliest.block.header!.header!.time) : rfc3339Nano(state.lastBlockTime),
+        earliest_block_time: earliest ? rfc3339Nano(earliest.block.header!.header!.time) : rfc3339Nano(nanosOfTimestamp(state.lastBlockTime)),
         catching_up: b.catchingUp(),
       },
       validator_info: {
@@ -282,13 +282,14 @@ export class StatusServer {
           height: h.height.toString(),
           time: rfc3339Nano(h.time),
           last_block_id: blockId(h.lastHeaderHash),
-          last_commit_hash: hex(h.lastCommitHash),
+          // ev-node headers no longer carry the commit, consensus and results hashes (evnode.proto reserves them).
+          last_commit_hash: '',
           data_hash: hex(h.dataHash),
           validators_hash: hex(h.validatorHash),
           next_validators_hash: hex(h.validatorHash),
-          consensus_hash: hex(h.consensusHash),
+          consensus_hash: '',
           app_hash: hex(h.appHash),
-          last_results_hash: hex(h.lastResultsHash),
+          last_results_hash: '',
           evidence_hash: '',
           proposer_address: hex(h.proposerAddress),
         },
