@@ -41,7 +41,7 @@ export class Chain {
      * (block/internal/executing/executor.go) the chain reads it from the last
      * stored block at load and keeps it in memory.
      */
-    private lastDataHash: Uint8Array,
+    private lastBlockDataHash: Uint8Array,
     private readonly store: BlockStore,
     private readonly executor: Executor,
     private readonly genesis: Genesis,
@@ -69,6 +69,11 @@ export class Chain {
     const last = state.lastBlockHeight > 0n ? await store.getBlock(state.lastBlockHeight) : null;
     const lastDataHash = last ? encodedDataHash(splitEncodedBlock(last.bytes).data) : new Uint8Array(0);
     return new Chain(state, lastDataHash, store, executor, genesis);
+  }
+
+  /** The last block's data hash: the next block's `last_data_hash` (empty before the first block). */
+  get lastDataHash(): Uint8Array {
+    return this.lastBlockDataHash;
   }
 
   /** Unix nanoseconds of the last block (genesis start time before the first). */
@@ -110,7 +115,7 @@ export class Chain {
         time,
         txs,
         lastHeaderHash: prev.lastHeaderHash,
-        lastDataHash: this.lastDataHash,
+        lastDataHash: this.lastBlockDataHash,
         appHash: prev.appHash,
         signer,
       });
@@ -172,7 +177,7 @@ export class Chain {
     if (daHeights) ops.push(this.store.daHeightsOp(header.height, daHeights.header, daHeights.data));
     await this.store.commitBlock(block, hash, next, ops, encoded.bytes);
     this.state = next;
-    this.lastDataHash = encodedDataHash(encoded.data);
+    this.lastBlockDataHash = encodedDataHash(encoded.data);
     this.lastCommitAt = Date.now();
     for (const l of this.listeners) l(block, hash);
     return block;

@@ -73,7 +73,8 @@ export function proposerHeaderValidator(proposerAddress: Uint8Array): HeaderVali
 
 /**
  * Block gossip on `<chain_id>-header` (SignedHeader protobuf) and
- * `<chain_id>-data` (Data protobuf). Gossipsub runs with asyncValidation: the
+ * `<chain_id>-data` (Data protobuf) — the bytes of ev-node's P2PSignedHeader
+ * and P2PData without their optional DA height hint. Gossipsub runs with asyncValidation: the
  * topic validators reject at once what does not decode, belongs to another
  * chain or carries a header the proposer did not sign (the sender's score
  * falls, nothing is forwarded); everything else waits here until header and

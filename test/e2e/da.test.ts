@@ -137,7 +137,7 @@ describe('DA layer', () => {
         appHash: new Uint8Array(32), signer: intruder,
       });
       mutate?.(b);
-      return blockBlobs(b, ns);
+      return blockBlobs(b, ns, intruder);
     };
     const tx = { gas_price: -1, is_gas_price_set: false, max_gas_price: -1, gas: 0, tx_priority: 0 };
     await client.submit(forged(1n), tx); // wrong proposer
