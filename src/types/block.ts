@@ -52,7 +52,7 @@ function legacyHeaderFields(header: Header): LegacyHeaderFields | null {
   let size = 0;
   const legacy: LegacyHeaderFields = { lastCommitHash: EMPTY, consensusHash: EMPTY, lastResultsHash: EMPTY };
   for (const field of unknown) {
-    size += field.data.length;
+    size += new BinaryWriter().tag(field.no, field.wireType).finish().length + field.data.length;
     if (field.wireType !== WireType.LengthDelimited) continue;
     const value = new BinaryReader(field.data).bytes();
     if (value.length > MAX_LEGACY_HASH_BYTES) throw new Error(`legacy hash field ${field.no} too large: ${value.length} bytes (max ${MAX_LEGACY_HASH_BYTES})`);
