@@ -5,6 +5,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
     // libp2p 3 needs Promise.withResolvers, which Node 20 lacks (DESIGN.md §2).
     setupFiles: ['src/util/polyfill.ts'],
+    // Spawned `noded` processes run dist/: rebuild it from the sources before any test.
+    globalSetup: ['test/global-setup.ts'],
     // Two cores: integration suites spawn daemons, so run files two at a time.
     maxWorkers: 2,
     testTimeout: 60_000,

@@ -11,6 +11,12 @@ export class CommandFailure extends Errors.CLIError {
   }
 }
 
+/** The exit status an error asks for: oclif's usage errors carry 2, a CommandFailure its own, anything else 1. */
+function exitOf(err: unknown): number {
+  const e = err as { oclif?: { exit?: number }; exitCode?: number };
+  return e.oclif?.exit ?? e.exitCode ?? 1;
+}
+
 /**
  * Base of every noded command: `--home`, and with `--json` a stable envelope —
  * the command's result object on success, `{"error":{"code","message","exit"}}`
@@ -26,10 +32,20 @@ export abstract class NodedCommand extends Command {
   };
 
   protected toErrorJson(err: unknown): unknown {
-    const e = err as { code?: unknown; message?: string; oclif?: { exit?: number }; exitCode?: number };
-    const exit = e.oclif?.exit ?? e.exitCode ?? 1;
+    const e = err as { code?: unknown; message?: string };
+    const exit = exitOf(err);
     const code = typeof e.code === 'string' && e.code ? e.code : exit === 2 ? 'USAGE' : 'ERROR';
     return { error: { code, message: e.message ?? String(err), exit } };
+  }
+
+  /**
+   * The process exits with the status the error carries, the same one the --json
+   * envelope shows: oclif's own catch takes process.exitCode or 1, so a usage
+   * error (unknown flag, bad option, exit 2) exited 1 under --json.
+   */
+  override async catch(err: Error & { exitCode?: number }): Promise<unknown> {
+    process.exitCode = exitOf(err);
+    return super.catch(err);
   }
 
   /**

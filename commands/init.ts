@@ -32,7 +32,7 @@ Refuses a directory that already holds a home unless --force is given; --force r
     'el-p2p-port': Flags.integer({ description: 'With --execution evm: its devp2p port (it binds all interfaces; no peers are dialled)', default: DEFAULT_EVM_PORTS.p2p, min: 1, max: 65535 }),
   };
 
-  async run(): Promise<(InitResult | EvmInitResult) & { p2p_address: string }> {
+  async run(): Promise<InitJson> {
     const { flags } = await this.parse(Init);
     const chainId = flags['chain-id'];
     if (!/^[A-Za-z0-9._-]{1,50}$/.test(chainId)) {
@@ -61,6 +61,27 @@ Refuses a directory that already holds a home unless --force is given; --force r
       this.log(`  private key ${devAccount.private_key}: for development only, it is printed in the clear; never fund it on a real network`);
     }
     this.log(`Start it with: noded start${flags.home ? ` --home ${home}` : ''}`);
-    return { ...result, p2p_address: p2pAddress };
+    return {
+      home: result.home,
+      chain_id: result.chainId,
+      aggregator: result.aggregator,
+      created: result.created,
+      signer_address: result.signerAddress,
+      peer_id: result.peerId,
+      p2p_address: p2pAddress,
+      ...(devAccount ? { dev_account: devAccount } : {}),
+    };
   }
+}
+
+/** `init --json`: snake_case keys, as every other --json answer and the node's own JSON. */
+interface InitJson {
+  home: string;
+  chain_id: string;
+  aggregator: boolean;
+  created: string[];
+  signer_address: string;
+  peer_id: string;
+  p2p_address: string;
+  dev_account?: EvmInitResult['dev_account'];
 }

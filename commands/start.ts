@@ -10,8 +10,11 @@ import { logSecrets, runDaemon, type Node } from '../src/node/index.js';
 import { NodedCommand } from '../cli/base.js';
 import { configFlags, givenConfigFlags } from '../cli/config-flags.js';
 
-/** node.yml values of a devnet home: the built-in DA, with a DA block every 2 s. */
-const DEVNET_CONFIG = { 'da.local': true, 'da.block_time': '2s' } as const;
+/**
+ * node.yml values of a devnet home: the built-in DA, with a DA block every 2 s,
+ * and peers taken on loopback only (a devnet is not for other machines).
+ */
+const DEVNET_CONFIG = { 'da.local': true, 'da.block_time': '2s', 'p2p.listen_address': '/ip4/127.0.0.1/tcp/7676' } as const;
 /** How often `--dashboard` reads the node. */
 const DASHBOARD_INTERVAL_MS = 1000;
 
@@ -65,7 +68,7 @@ export default class Start extends NodedCommand {
       if (flags.dev && given['da.local'] === undefined) given['da.local'] = true;
       config = loadConfig({ home, flags: given });
     } catch (err) {
-      if (err instanceof ConfigError) this.fail(err.message, err.code);
+      if (err instanceof ConfigError) this.fail(err.message, err.code, err.fromFlags ? 2 : 1);
       throw err;
     }
     // Lines go to stderr and log.file; under --dashboard the screen is the dashboard's, so only to a file.

@@ -5,9 +5,9 @@ import { ResetError, resetCommand, terminalUi, type ResetResult } from '../../sr
 
 export default class ResetEvm extends NodedCommand {
   static summary = "Reset the EVM state: delete the execution client's database and the node's data/cache, then restart the execution client first.";
-  static description = `The spec's reset of the EVM state. Empties the execution client's database directory (execution.db_path, relative paths under the home, or --execution-db DIR) and data/cache/, keeps the block store and config/, then prints the restart order: the execution client first, then the node.
+  static description = `The spec's reset of the EVM state. Empties the execution client's database directory (execution.db_path, relative paths under the home, or --execution-db DIR) and data/cache/, keeps the block store and config/, then prints the restart order: the execution client first, then the node. A database path that is a symlink is resolved: the plan shows, and the reset empties, the real directory.
 
-Refuses while this home's node runs; when the database is unset, /, the home, a directory holding the home or your home directory, inside config/, or the node's own data/ or data/store; and while the execution client answers on execution.engine_url (stop it first), unless --force. Never follows a symlink out of those two directories.
+Refuses a directory that is not a noded home and while this home's node runs (pid file or store lock); a database that is unset, a system directory (/, /etc, /usr, /var, /bin, /sbin, /lib*, /boot, /home, /opt, /srv, /proc, /sys, /dev) or one holding it, the home or one holding it, your home directory or one holding it, inside config/, or the node's own data/, store, cache or local-da. Unless --force, it also refuses while the execution client answers on execution.engine_url (stop it first), and a directory that does not look like an execution client's database (geth's geth/chaindata, reth's db/ and static_files/, EthereumJS's <network>/chain and state, Nethermind's blocks, headers and state). Never follows a symlink out of those two directories.
 
 On a terminal it lists what it deletes and asks; without one it needs --yes. --dry-run lists and deletes nothing.`;
   static examples = [
@@ -19,7 +19,7 @@ On a terminal it lists what it deletes and asks; without one it needs --yes. --d
     yes: Flags.boolean({ char: 'y', description: 'Do not ask for confirmation (required without a terminal)', default: false }),
     'dry-run': Flags.boolean({ description: 'List what would be deleted and delete nothing', default: false }),
     'execution-db': Flags.string({ description: "The execution client's database directory (default: execution.db_path)" }),
-    force: Flags.boolean({ description: 'Go ahead although something answers on execution.engine_url', default: false }),
+    force: Flags.boolean({ description: "Go ahead although something answers on execution.engine_url, or the directory does not look like an execution client's database", default: false }),
   };
 
   async run(): Promise<ResetResult> {

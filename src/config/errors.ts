@@ -8,6 +8,8 @@ export class ConfigError extends Error {
   constructor(
     readonly code: ConfigErrorCode,
     readonly problems: readonly string[],
+    /** Every bad value came from a command-line flag: bad usage (exit 2), not a bad home (exit 1). */
+    readonly fromFlags = false,
   ) {
     super(problems.join('\n'));
     this.name = 'ConfigError';

@@ -94,7 +94,8 @@ class ConfigLayers {
     const { issues } = result.error;
     const problems = issues.flatMap((issue) => this.describe(issue));
     const onlyUnknownKeys = issues.every((issue) => issue.code === 'unrecognized_keys');
-    throw new ConfigError(onlyUnknownKeys ? 'CONFIG_UNKNOWN_KEY' : 'CONFIG_INVALID', problems);
+    const fromFlags = issues.every((issue) => this.sourceOf(issue.path.join('.'))?.startsWith('flag ') === true);
+    throw new ConfigError(onlyUnknownKeys ? 'CONFIG_UNKNOWN_KEY' : 'CONFIG_INVALID', problems, fromFlags);
   }
 
   private describe(issue: z.core.$ZodIssue): string[] {

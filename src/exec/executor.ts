@@ -1,4 +1,11 @@
+import type { ResponseCheckTx, ResponseFinalizeBlock } from 'cosmjs-types/tendermint/abci/types';
 import type { StoreOp } from '../store/index.js';
+
+/**
+ * What executing a block gave, as ABCI 2.0's FinalizeBlock response holds it:
+ * one result per tx, in the block's order (CometBFT's block_results).
+ */
+export type BlockResults = Pick<ResponseFinalizeBlock, 'txResults' | 'events' | 'validatorUpdates' | 'consensusParamUpdates' | 'appHash'>;
 
 export interface ExecResult {
   /** State root after the block's txs. */
@@ -18,14 +25,23 @@ export interface Executor {
   getTxs(time?: bigint): Promise<Uint8Array[]>;
   executeTxs(txs: Uint8Array[], height: bigint, time: bigint, prevStateRoot: Uint8Array): Promise<ExecResult>;
   setFinal(height: bigint): Promise<void>;
-  /** Queues a tx sent to the node (an out-of-process layer may check it first); throws TxRejectedError with the HTTP status to answer. */
-  submitTx(tx: Uint8Array): void | Promise<void>;
+  /**
+   * Queues a tx sent to the node (an out-of-process layer may check it first);
+   * throws TxRejectedError with the HTTP status to answer. An ABCI app's
+   * accepting CheckTx response comes back.
+   */
+  submitTx(tx: Uint8Array): void | Promise<void | ResponseCheckTx>;
   /** An out-of-process layer: whether it answers, and its own height (readiness, `noded status`). */
   status?(): { reachable: boolean; height: bigint | null };
   /** A layer with start-up work of its own (the EVM handshake) runs it beside the node's other loops. */
   start?(signal: AbortSignal, onFatal: (err: Error) => void): void;
   stopped?(): Promise<void>;
   close?(): Promise<void>;
+  /**
+   * The results of the block at `height` (its txs given), or null when the
+   * layer kept none for it; absent on a layer that has no per-tx results to give (evm).
+   */
+  blockResults?(height: bigint, txs: Uint8Array[]): Promise<BlockResults | null>;
   /** Told of each block once the node has committed it (an ABCI app's Commit comes then, so the app is never ahead of the node). */
   blockCommitted?(height: bigint): void;
 }

@@ -1,6 +1,10 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, readdirSync } from 'node:fs';
-import { homePaths, renderNodeYml, type ConfigOverrides, type HomePaths, type SuperviseEntryYaml } from '../config/index.js';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { relative } from 'node:path';
+import { homePaths, parseConfigText, renderNodeYml, type ConfigOverrides, type HomePaths, type SuperviseEntryYaml } from '../config/index.js';
 import { Ed25519Key, libp2pPeerId } from '../types/index.js';
+import { homeEntries } from './layout.js';
+
+export { homeEntries, type HomeEntry } from './layout.js';
 
 export interface Genesis {
   chainId: string;
@@ -36,7 +40,16 @@ export class HomeError extends Error {
   }
 }
 
-const KEY_FILE_MODE = 0o600;
+/** Keys, and node.yml (it may hold da.auth_token): readable by the node's user alone. */
+const PRIVATE_FILE_MODE = 0o600;
+/** config/ holds those files: others may not even list it. */
+const CONFIG_DIR_MODE = 0o700;
+
+/** Writes a file only its owner can read. Removed first: the mode of a file that exists would stay as it is. */
+function writePrivateFile(path: string, text: string): void {
+  rmSync(path, { force: true });
+  writeFileSync(path, text, { mode: PRIVATE_FILE_MODE });
+}
 
 function writeKeyFile(path: string, key: Ed25519Key, extra: Record<string, string>): void {
   const body = {
@@ -45,8 +58,7 @@ function writeKeyFile(path: string, key: Ed25519Key, extra: Record<string, strin
     pub_key: Buffer.from(key.publicKey).toString('base64'),
     priv_key: Buffer.from(key.seed).toString('base64'),
   };
-  rmSync(path, { force: true });
-  writeFileSync(path, JSON.stringify(body, null, 2) + '\n', { mode: KEY_FILE_MODE });
+  writePrivateFile(path, JSON.stringify(body, null, 2) + '\n');
 }
 
 function readJson(path: string, what: string): Record<string, unknown> {
@@ -103,6 +115,33 @@ export function readHome(home: string): Home {
   return { paths, genesis, signer, nodeKey: { key, peerId: libp2pPeerId(key.publicKey) } };
 }
 
+/**
+ * Why `home` is not a noded home, one line per file (empty when it is one): a
+ * home has config/node.yml, config/genesis.json, config/signer.json and
+ * config/node_key.json, each present and parseable.
+ */
+export function homeProblems(home: string): string[] {
+  const paths = homePaths(home);
+  const problems: string[] = [];
+  const check = (file: string, parse: () => unknown) => {
+    const name = relative(paths.home, file);
+    if (!existsSync(file)) {
+      problems.push(`${name} is missing`);
+      return;
+    }
+    try {
+      parse();
+    } catch (err) {
+      problems.push(`${name} does not parse: ${(err as Error).message.replace(/\s*\n\s*/g, '; ')}`);
+    }
+  };
+  check(paths.configFile, () => parseConfigText(readFileSync(paths.configFile, 'utf8'), paths.configFile));
+  check(paths.genesisFile, () => parseGenesis(paths.genesisFile));
+  check(paths.signerFile, () => readKeyFile(paths.signerFile, 'signing key file'));
+  check(paths.nodeKeyFile, () => readKeyFile(paths.nodeKeyFile, 'node key file'));
+  return problems;
+}
+
 export interface InitOptions {
   home: string;
   chainId: string;
@@ -127,10 +166,10 @@ export interface InitResult {
   peerId: string;
 }
 
-/** True when the path holds a home (a config file or a data directory with contents). */
+/** True when the path holds a home: a config file, or any of the data noded makes (other files in data/ are not a home's). */
 export function homeExists(home: string): boolean {
   const paths = homePaths(home);
-  return existsSync(paths.configFile) || (existsSync(paths.dataDir) && readdirSync(paths.dataDir).length > 0);
+  return existsSync(paths.configFile) || homeEntries(paths).data.some((e) => existsSync(e.path));
 }
 
 /** Writes a new home (DESIGN.md §4). */
@@ -139,17 +178,19 @@ export function initHome(opts: InitOptions): InitResult {
   if (homeExists(opts.home) && !opts.force) {
     throw new HomeError(`${opts.home} already holds a node home; pass --force to replace it (its keys and data are lost)`, 'HOME_EXISTS');
   }
-  if (opts.force) rmSync(paths.dataDir, { recursive: true, force: true });
+  if (opts.force) for (const entry of homeEntries(paths).data) rmSync(entry.path, { recursive: true, force: true });
   const created: string[] = [];
   for (const dir of [paths.configDir, paths.dataDir, paths.cacheDir]) {
     mkdirSync(dir, { recursive: true });
     created.push(dir + '/');
   }
+  // mkdir's mode applies only to a directory it creates: an existing config/ (re-init) is tightened too.
+  chmodSync(paths.configDir, CONFIG_DIR_MODE);
   const signer = Ed25519Key.generate();
   const nodeKey = Ed25519Key.generate();
   const peerId = libp2pPeerId(nodeKey.publicKey);
 
-  writeFileSync(paths.configFile, renderNodeYml({ ...opts.config, 'node.aggregator': opts.aggregator }, opts.supervise));
+  writePrivateFile(paths.configFile, renderNodeYml({ ...opts.config, 'node.aggregator': opts.aggregator }, opts.supervise));
   created.push(paths.configFile);
   const genesis = {
     chain_id: opts.chainId,

@@ -66,6 +66,7 @@ interface NodeComponents {
 const PRODUCTION_STALL_BLOCKS = 5;
 /** Largest share of a DA blob a block's txs may take; the rest is header and framing. */
 const BLOB_OVERHEAD_BYTES = 4096;
+const maxBlockTxBytes = (config: Config) => config.da.max_blob_size - BLOB_OVERHEAD_BYTES;
 
 /**
  * The blocks this node holds in [from, to] as stored (protobuf bytes, served to
@@ -142,7 +143,7 @@ export class Node {
       const namespaces = { header: daNamespace(nsName), data: dataNamespace(nsName) };
       const cache = new DaCache(home.paths.cacheDir, logger.child({ module: 'da' }));
 
-      const mempool = new Mempool({ maxTxs: config.node.mempool_max_txs, maxTxBytes: MAX_REQUEST_BYTES });
+      const mempool = new Mempool({ maxTxs: config.node.mempool_max_txs, maxTxBytes: MAX_REQUEST_BYTES }, store);
       const executor = await createExecutor({
         config,
         home: home.paths.home,
@@ -150,13 +151,14 @@ export class Node {
         mempool,
         initialHeight: home.genesis.initialHeight,
         genesis: home.genesis,
-        maxBlockTxBytes: config.da.max_blob_size - BLOB_OVERHEAD_BYTES,
+        maxBlockTxBytes: maxBlockTxBytes(config),
         logger: logger.child({ module: 'execution' }),
       });
       if (executor.close) closers.push(() => executor.close!());
       // What the block path calls, timed when metrics are on; the rest of the node uses the executor itself.
       const execution = metrics ? instrumentExecutor(executor, metrics) : executor;
       const chain = await Chain.load(store, execution, home.genesis, logger.child({ module: 'chain' }));
+      chain.onBlock(() => mempool.blockCommitted());
       if (executor.blockCommitted) chain.onBlock((block) => executor.blockCommitted!(block.header!.header!.height));
 
       const daRetryMaxMs = Math.min(30_000, Math.max(1000, 5 * config.da.block_time));
@@ -430,7 +432,11 @@ function createBackend(
     catchingUp: () => node()?.catchingUp() ?? false,
     netInfo: () => p2p.netInfo(),
     health: () => node()?.health() ?? { live: { ok: true }, ready: { ok: false, reason: 'starting' }, checks: {} },
-    mempoolSize: () => mempool.size,
+    mempool,
+    genesis: home.genesis,
+    maxBlockTxBytes: maxBlockTxBytes(opts.config),
+    onBlock: (listener) => chain.onBlock((block) => listener(block.header!.header!.height)),
+    blockResults: executor.blockResults ? (height, txs) => executor.blockResults!(height, txs) : null,
     info: () => {
       const n = node();
       // The listeners bind a moment before the Node exists; the status server answers this with an error.

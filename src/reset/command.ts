@@ -15,8 +15,8 @@ export interface ResetUi {
 }
 
 /**
- * A reset as the commands run it: plan (refusing a running node, unsafe paths,
- * a live execution client), show it, ask on a terminal (else require --yes),
+ * A reset as the commands run it: plan (refusing a directory that is no home,
+ * a running node, unsafe paths, a live execution client), show it, ask on a terminal (else require --yes),
  * carry it out, say what comes next. `--dry-run` stops after showing.
  */
 export async function resetCommand(kind: ResetKind, opts: PlanOptions, ui: ResetUi): Promise<ResetResult> {
@@ -31,6 +31,7 @@ export async function resetCommand(kind: ResetKind, opts: PlanOptions, ui: Reset
   }
   if (plan.reinit) say(`${ui.dryRun ? 'Would then run' : 'Then runs'}: noded init --chain-id ${plan.reinit.chainId}${plan.reinit.aggregator ? ' --aggregator' : ''}`);
   for (const k of plan.kept) say(`Keeps: ${k}`);
+  for (const path of plan.leftAlone) say(`Leaves alone (not made by noded): ${path}`);
   for (const n of plan.notes) say(`Note: ${n}`);
   if (ui.dryRun) {
     say('Dry run: nothing was deleted.');
@@ -41,7 +42,7 @@ export async function resetCommand(kind: ResetKind, opts: PlanOptions, ui: Reset
       throw new ResetError(`reset ${kind} deletes the paths above; without a terminal to confirm on, pass --yes (or --dry-run to only list them)`, 'CONFIRMATION_REQUIRED', 2);
     }
     if (!(await ui.confirm(`Delete ${plan.targets.length === 1 ? 'this' : `these ${plan.targets.length} paths`}${plan.reinit ? ' and re-initialise' : ''}? [y/N] `))) {
-      throw new ResetError('cancelled: nothing was deleted', 'CANCELLED');
+      throw new ResetError('aborted, nothing deleted', 'ABORTED');
     }
   }
   const result = await executeReset(plan, { tty: ui.tty && !ui.json, log: say });

@@ -1,9 +1,12 @@
-import { existsSync, lstatSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { homedir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { homePaths, resolveHomePath, type HomePaths } from '../config/index.js';
-import { buildContext, nodeProcess, type NodeProcess } from '../doctor/index.js';
+import { join, relative, resolve } from 'node:path';
+import { homePaths, parseConfigText, resolveHomePath, type HomePaths } from '../config/index.js';
+import { buildContext } from '../doctor/index.js';
+import { homeEntries, homeProblems, readHome, type HomeEntry } from '../home/index.js';
+import { executionDbSign, executionDbSignsText, systemDirs } from './execution-db.js';
+import { runningNode } from './running.js';
 import { assertInside, isWithin, realDir, UnsafePathError } from './safe-remove.js';
 
 export type ResetKind = 'soft' | 'hard' | 'evm';
@@ -21,7 +24,7 @@ export class ResetError extends Error {
 
 /** One thing a reset deletes. */
 export interface ResetTarget {
-  /** The path as the home names it. */
+  /** The path deleted: as the home names it, or for the execution database its real path (links resolved). */
   path: string;
   /** `entry`: the path itself (a link is removed, not followed); `contents`: what is inside the directory, which stays. */
   mode: 'entry' | 'contents';
@@ -36,6 +39,8 @@ export interface ResetPlan {
   roots: string[];
   /** Kept, for the operator's peace of mind. */
   kept: string[];
+  /** Entries beside the home's own that noded did not make: never deleted. */
+  leftAlone: string[];
   /** Things the operator should know before saying yes. */
   notes: string[];
   /** `hard`: what init runs with afterwards. */
@@ -53,62 +58,54 @@ export interface PlanOptions {
   aggregator?: boolean;
   /** `evm`: the execution client's database, over execution.db_path. */
   executionDb?: string;
-  /** `evm`: go ahead although the execution client answers. */
+  /** `evm`: go ahead although the execution client answers, or the directory does not look like its database. */
   force?: boolean;
   /** `evm`: how long to wait for the Engine API to answer. */
   probeTimeoutMs?: number;
 }
 
-function describeNode(node: NodeProcess, paths: HomePaths): string[] {
-  switch (node.state) {
-    case 'running':
-      throw new ResetError(
-        `this home's node is running (process ${node.pid}, ${paths.pidFile}); stop it first (SIGINT or SIGTERM, or Ctrl-C where it runs), then reset`,
-        'NODE_RUNNING',
-      );
-    case 'stale':
-      return [`${node.pidFile} names process ${node.pid}, which is gone (a killed or crashed node): ignored`];
-    case 'invalid':
-      return [`${node.pidFile} holds no pid: ignored`];
-    default:
-      return [];
+/** The home's own entries that exist, as targets, each checked to lie inside `roots`; a symlink says where it points. */
+function ownTargets(entries: HomeEntry[], roots: string[]): ResetTarget[] {
+  const targets: ResetTarget[] = [];
+  for (const entry of entries) {
+    let st;
+    try {
+      st = lstatSync(entry.path);
+    } catch {
+      continue; // not there: nothing to delete
+    }
+    assertInside(entry.path, roots);
+    const what = st.isSymbolicLink() ? `symlink to ${readlinkSync(entry.path)} (the link is removed, not what it points to)` : entry.what;
+    targets.push({ path: entry.path, mode: 'entry', what });
   }
+  return targets;
 }
 
-/** `path`: its kind as shown in the plan (links say where they point). */
-function entryWhat(path: string): string {
-  const st = lstatSync(path);
-  if (st.isSymbolicLink()) return `symlink to ${readlinkSync(path)} (the link is removed, not what it points to)`;
-  return st.isDirectory() ? 'directory' : 'file';
-}
-
-const DATA_ENTRY_WHAT: Record<string, string> = {
-  store: 'the block store (blocks, state, DA heights)',
-  cache: 'the DA cache',
-  'local-da': "the built-in DA's blocks (with da.local, this chain's DA history)",
-  'node.pid': 'stale pid file',
-};
-
-/** Every entry of `dir` as a target, each checked to lie inside `roots`. */
-function entriesOf(dir: string, roots: string[], describe: (name: string, path: string) => string): ResetTarget[] {
+/** Entries of `dir` that are none of `own`: not made by noded, so never deleted. */
+function othersIn(dir: string, own: string[]): string[] {
   let names: string[];
   try {
     names = readdirSync(dir).sort();
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
+  } catch {
+    return [];
   }
-  return names.map((name) => {
-    const path = join(dir, name);
-    assertInside(path, roots);
-    return { path, mode: 'entry', what: describe(name, path) };
-  });
+  return names.map((name) => join(dir, name)).filter((path) => !own.includes(path));
 }
 
 function homeRoot(paths: HomePaths): string {
   const root = realDir(paths.home);
-  if (!root) throw new ResetError(`${paths.home} does not exist: there is nothing to reset`, 'HOME_MISSING');
+  if (!root) throw new ResetError(`${paths.home} does not exist: there is nothing to reset; check --home (or NODED_HOME)`, 'HOME_MISSING');
   return root;
+}
+
+/** Refuses a directory that is not a noded home: a reset deletes only what a home is made of, so it must be one. */
+function assertHome(paths: HomePaths): void {
+  const problems = homeProblems(paths.home);
+  if (problems.length === 0) return;
+  throw new ResetError(
+    `${paths.home} is not a noded home (${problems.join('; ')}): a home holds config/node.yml, config/genesis.json, config/signer.json and config/node_key.json, as \`noded init\` makes them. Check --home (or NODED_HOME); nothing was deleted`,
+    'NOT_A_HOME',
+  );
 }
 
 function planSoft(paths: HomePaths, roots: string[], notes: string[]): ResetPlan {
@@ -125,7 +122,8 @@ function planSoft(paths: HomePaths, roots: string[], notes: string[]): ResetPlan
   } else if (!st.isDirectory()) {
     throw new ResetError(`${paths.dataDir} is not a directory; move it away by hand (a reset deletes only what is inside data/)`, 'DATA_NOT_DIR');
   }
-  const targets = entriesOf(paths.dataDir, roots, (name, path) => DATA_ENTRY_WHAT[name] ?? entryWhat(path));
+  const own = homeEntries(paths).data;
+  const targets = ownTargets(own, roots);
   if (targets.some((t) => t.path === paths.localDaDir)) {
     notes.push("data/local-da holds the built-in DA's blocks: a devnet's chain starts again from height 1");
   }
@@ -135,51 +133,39 @@ function planSoft(paths: HomePaths, roots: string[], notes: string[]): ResetPlan
     targets,
     roots,
     kept: [`${paths.configDir}/ (node.yml, genesis.json, keys)`],
+    leftAlone: othersIn(paths.dataDir, own.map((e) => e.path)),
     notes,
     next: [`start the node: \`noded start --home ${paths.home}\`; it resyncs (a full node from DA or peers)`],
   };
 }
 
-function readChainId(paths: HomePaths): string | undefined {
-  try {
-    const g = JSON.parse(readFileSync(paths.genesisFile, 'utf8')) as { chain_id?: unknown };
-    return typeof g.chain_id === 'string' && g.chain_id ? g.chain_id : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 function planHard(paths: HomePaths, roots: string[], notes: string[], opts: PlanOptions): ResetPlan {
   const root = roots[0]!;
-  const home = resolve(homedir());
-  if (root === '/' || isWithin(root, home)) {
-    throw new ResetError(`refusing to delete ${paths.home}${root !== paths.home ? ` (really ${root})` : ''}: it is / or holds your home directory`, 'UNSAFE_PATH');
+  if (root === '/' || isWithin(root, resolve(homedir()))) {
+    throw new ResetError(
+      `refusing to reset ${paths.home}${root !== paths.home ? ` (really ${root})` : ''}: it is / or holds your home directory; give a node its own home directory (--home DIR); nothing was deleted`,
+      'UNSAFE_PATH',
+    );
   }
-  if (!existsSync(paths.configFile) && !existsSync(paths.genesisFile)) {
-    throw new ResetError(`${paths.home} is not a node home (no config/node.yml, no config/genesis.json): refusing to delete it`, 'NOT_A_HOME');
-  }
-  const chainId = opts.chainId ?? readChainId(paths);
-  if (!chainId) throw new ResetError(`cannot read the chain id from ${paths.genesisFile}; give it with --chain-id`, 'CHAIN_ID_UNKNOWN', 2);
-  let aggregator = opts.aggregator;
-  if (aggregator === undefined) {
-    // node.yml alone (no env, no flags): the role the home was made with.
-    const ctx = buildContext({ home: paths.home, env: {}, checks: ['config'] });
-    const raw = ctx.raw.get('node.aggregator');
-    aggregator = ctx.config.node.aggregator;
-    if (raw && String(raw.value) !== String(aggregator)) {
-      notes.push(`node.aggregator in node.yml is unreadable (${JSON.stringify(raw.value)}): re-initialising as a full node; pass --aggregator to override`);
-    }
-  }
+  // The home parses (assertHome): its chain id, and its role from node.yml alone (no env, no flags), as it was made.
+  const chainId = opts.chainId ?? readHome(paths.home).genesis.chainId;
+  const aggregator = opts.aggregator ?? parseConfigText(readFileSync(paths.configFile, 'utf8'), paths.configFile).node.aggregator;
   notes.push('keys are regenerated: the node gets a new identity (a new signing key and P2P peer id)');
   notes.push('node.yml is rewritten with the defaults: settings you made in it are lost');
   if (!aggregator) notes.push("a full node needs the chain's genesis.json again: copy it from the aggregator into config/ before starting");
   else notes.push("the new genesis names the new signing key as proposer: full nodes of this chain need the new genesis.json");
+  const own = homeEntries(paths);
   return {
     kind: 'hard',
     home: paths.home,
-    targets: entriesOf(paths.home, roots, (name, path) => (name === 'config' ? 'config: node.yml, genesis.json and the keys' : name === 'data' ? 'data: store, cache, everything' : entryWhat(path))),
+    targets: ownTargets([...own.config, ...own.data, own.logs], roots),
     roots,
     kept: [],
+    leftAlone: [
+      ...othersIn(paths.home, [paths.configDir, paths.dataDir, paths.logsDir]),
+      ...othersIn(paths.configDir, own.config.map((e) => e.path)),
+      ...othersIn(paths.dataDir, own.data.map((e) => e.path)),
+    ],
     notes,
     reinit: { chainId, aggregator },
     next: [`start the node: \`noded start --home ${paths.home}\``],
@@ -203,16 +189,32 @@ function answers(url: string, timeoutMs: number): Promise<boolean> {
   });
 }
 
-/** Why a directory must not be emptied as the execution database (as given, or its real path); undefined when it may. */
+/**
+ * Why a directory must not be emptied as the execution database (as given, or
+ * its real path), or undefined when it may: a system directory or one holding
+ * it, the home or one holding it, your home directory or one holding it, the
+ * home's config/ (keys), or the node's own data.
+ */
 function unsafeDbReason(dir: string, paths: HomePaths, home: string): string | undefined {
   const real = (p: string) => realDir(p) ?? p;
-  if (dir === '/') return 'it is /';
+  for (const sys of systemDirs()) {
+    if (dir === sys) return `it is the system directory ${sys}`;
+    if (isWithin(dir, sys)) return `it holds the system directory ${sys}`;
+  }
   if (dir === home) return 'it is the node home';
   if (isWithin(dir, home)) return 'it holds the node home';
   if (isWithin(dir, resolve(homedir()))) return 'it holds your home directory';
   if (isWithin(real(paths.configDir), dir) || isWithin(paths.configDir, dir)) return "it is inside the home's config/ (keys)";
-  if (dir === real(paths.dataDir) || isWithin(real(paths.storeDir), dir)) return "it is the node's own data";
+  if (dir === real(paths.dataDir)) return "it is the node's data/";
+  for (const own of [paths.storeDir, paths.cacheDir, paths.localDaDir]) {
+    if (isWithin(dir, real(own)) || isWithin(real(own), dir)) return `it is the node's own ${relative(paths.home, own)}`;
+  }
   return undefined;
+}
+
+/** Throws UnsafePathError when an entry of `dir` lies outside `roots` (a symlinked directory leading out). */
+function assertEntriesInside(dir: string, roots: string[]): void {
+  for (const name of readdirSync(dir)) assertInside(join(dir, name), roots);
 }
 
 async function planEvm(paths: HomePaths, roots: string[], notes: string[], opts: PlanOptions): Promise<ResetPlan> {
@@ -224,10 +226,31 @@ async function planEvm(paths: HomePaths, roots: string[], notes: string[], opts:
   }
   const db = opts.executionDb !== undefined ? resolve(opts.executionDb) : resolveHomePath(paths.home, configured);
   const home = roots[0]!;
+  // Links resolved: the plan shows, and the reset empties, the directory that really holds the data.
   const realDb = realDir(db);
+  const shown = realDb && realDb !== db ? `${db} (really ${realDb})` : db;
   for (const candidate of realDb && realDb !== db ? [db, realDb] : [db]) {
     const why = unsafeDbReason(candidate, paths, home);
-    if (why) throw new ResetError(`refusing to use ${db}${candidate !== db ? ` (really ${candidate})` : ''} as the execution database: ${why}`, 'UNSAFE_PATH');
+    if (why) {
+      throw new ResetError(
+        `refusing to use ${shown} as the execution database: ${why}. Give the directory your execution client keeps its database in (its --datadir) with --execution-db or execution.db_path; nothing was deleted`,
+        'UNSAFE_PATH',
+      );
+    }
+  }
+  if (realDb && !statSync(realDb).isDirectory()) {
+    throw new ResetError(`${shown} is not a directory: give the execution client's database directory with --execution-db or execution.db_path`, 'EXECUTION_DB_NOT_DIR');
+  }
+  const contents = realDb ? readdirSync(realDb) : [];
+  const sign = realDb && contents.length > 0 ? executionDbSign(realDb) : undefined;
+  if (realDb && contents.length > 0 && !sign) {
+    if (!opts.force) {
+      throw new ResetError(
+        `${shown} does not look like an execution client's database (none of: ${executionDbSignsText()}); check --execution-db or execution.db_path, or pass --force if you are sure; nothing was deleted`,
+        'NOT_EXECUTION_DB',
+      );
+    }
+    notes.push(`${realDb} does not look like an execution client's database; going ahead because of --force`);
   }
   const engineUrl = ctx.config.execution.engine_url;
   if (await answers(engineUrl, opts.probeTimeoutMs ?? 2000)) {
@@ -242,14 +265,14 @@ async function planEvm(paths: HomePaths, roots: string[], notes: string[], opts:
   if (ctx.config.execution.type !== 'evm') notes.push(`execution.type is ${ctx.config.execution.type}, not evm`);
   const evmRoots = realDb ? [...roots, realDb] : roots;
   const targets: ResetTarget[] = [];
-  if (realDb) {
-    entriesOf(db, evmRoots, () => '');
-    targets.push({ path: db, mode: 'contents', what: 'the execution client database' });
-  } else {
-    notes.push(`${db} does not exist: no execution database to delete`);
+  if (!realDb) notes.push(`${db} does not exist: no execution database to delete`);
+  else if (contents.length === 0) notes.push(`${shown} is empty: no execution database to delete`);
+  else {
+    const link = realDb !== db ? `, linked from ${db}` : '';
+    targets.push({ path: realDb, mode: 'contents', what: `the execution client's database${link}${sign ? ` (${sign})` : ''}` });
   }
   if (existsSync(paths.cacheDir)) {
-    entriesOf(paths.cacheDir, evmRoots, () => '');
+    assertEntriesInside(paths.cacheDir, evmRoots);
     targets.push({ path: paths.cacheDir, mode: 'contents', what: "the node's cache" });
   }
   return {
@@ -258,25 +281,36 @@ async function planEvm(paths: HomePaths, roots: string[], notes: string[], opts:
     targets,
     roots: evmRoots,
     kept: [`${paths.storeDir}/ (blocks)`, `${paths.configDir}/`],
+    leftAlone: [],
     notes,
     next: [
-      `start the execution client first (with the same genesis and jwt.hex; it rebuilds its database${realDb ? ` in ${db}` : ''}), and wait until its Engine API answers at ${engineUrl}`,
+      `start the execution client first (with the same genesis and jwt.hex; it rebuilds its database${realDb ? ` in ${realDb}` : ''}), and wait until its Engine API answers at ${engineUrl}`,
       `then start the node: \`noded start --home ${paths.home}\``,
     ],
   };
 }
 
-/** What a reset would delete, after every refusal rule: a running node, unsafe paths, a live execution client. */
+/**
+ * What a reset would delete, after every refusal rule: not a noded home, a
+ * running node, unsafe paths, a live execution client or a directory that is
+ * no execution database (both unless --force).
+ */
 export async function planReset(kind: ResetKind, opts: PlanOptions): Promise<ResetPlan> {
   const paths = homePaths(opts.home);
-  const notes = describeNode(nodeProcess(paths), paths);
   const roots = [homeRoot(paths)];
+  // Checked first: a directory that is no home is never looked into further (its store is not opened).
+  assertHome(paths);
+  const { running, notes } = await runningNode(paths);
+  if (running) {
+    const stop = running.pid === undefined ? 'Ctrl-C where it runs, or SIGINT/SIGTERM to it' : `Ctrl-C where it runs, or \`kill -INT ${running.pid}\``;
+    throw new ResetError(`this home's node is running: ${running.evidence}. Stop it first (${stop}), then reset; nothing was deleted`, 'NODE_RUNNING');
+  }
   try {
     if (kind === 'soft') return planSoft(paths, roots, notes);
     if (kind === 'hard') return planHard(paths, roots, notes, opts);
     return await planEvm(paths, roots, notes, opts);
   } catch (err) {
-    if (err instanceof UnsafePathError) throw new ResetError(err.message, err.code);
+    if (err instanceof UnsafePathError) throw new ResetError(`${err.message}, through a symlink; remove or replace that link by hand, then reset again; nothing was deleted`, err.code);
     throw err;
   }
 }

@@ -11,6 +11,8 @@ export interface ResetResult {
   /** Paths deleted; a directory emptied is listed with a trailing `/*`. */
   deleted: string[];
   kept: string[];
+  /** Entries beside the home's own that noded did not make: never deleted. */
+  left_alone: string[];
   notes: string[];
   /** `hard`: the new home. */
   init: { chain_id: string; aggregator: boolean; peer_id: string; signer_address: string } | null;
@@ -97,6 +99,7 @@ export function result(plan: ResetPlan, dryRun: boolean, deleted: string[], init
     dry_run: dryRun,
     deleted,
     kept: plan.kept,
+    left_alone: plan.leftAlone,
     notes: plan.notes,
     init: init ? { chain_id: init.chainId, aggregator: init.aggregator, peer_id: init.peerId, signer_address: init.signerAddress } : null,
     next: plan.next,

@@ -1,4 +1,6 @@
-import type { AbciExecutor } from '../exec/index.js';
+import type { ResponseCheckTx } from 'cosmjs-types/tendermint/abci/types';
+import type { AbciExecutor, BlockResults, Mempool } from '../exec/index.js';
+import type { Genesis } from '../home/index.js';
 import type { BlockStore } from '../store/index.js';
 import type { State } from '../types/index.js';
 import type { NodeInfo } from './node-info.js';
@@ -53,10 +55,18 @@ export interface RpcBackend {
   health(): HealthReport;
   /** This node's P2P identity, listen addresses and connected peers. */
   netInfo(): NetSummary;
-  /** Number of txs waiting in the mempool. */
-  mempoolSize(): number;
-  /** Queues a tx (an ABCI app checks it first); throws TxRejectedError with the HTTP status to answer. */
-  submitTx(tx: Uint8Array): void | Promise<void>;
+  /** The txs waiting for a block. */
+  readonly mempool: Pick<Mempool, 'size' | 'bytes' | 'holds' | 'peek'>;
+  /** The chain's genesis (config/genesis.json). */
+  readonly genesis: Genesis;
+  /** Most tx bytes a block takes (it must fit one DA blob). */
+  readonly maxBlockTxBytes: number;
+  /** Calls `listener` with the height of every block once committed; returns the unsubscribe. */
+  onBlock(listener: (height: bigint) => void): () => void;
+  /** The execution layer's results of a block, given its txs (null: none kept for it); null when the layer has none to give (evm). */
+  readonly blockResults: ((height: bigint, txs: Uint8Array[]) => Promise<BlockResults | null>) | null;
+  /** Queues a tx (an ABCI app checks it first: its CheckTx answer comes back); throws TxRejectedError with the HTTP status to answer. */
+  submitTx(tx: Uint8Array): void | Promise<void | ResponseCheckTx>;
   /** What the dashboard shows beside the blocks (`GET /node_info` on the status listener). */
   info(): NodeInfo;
   /** Reads the kv machine; null when the execution layer is not kv. */

@@ -12,6 +12,7 @@ import { BlockJsonCache } from './block-json-cache.js';
 import { BodyTooLargeError, readBody } from './http.js';
 import { p2pService } from './p2p-service.js';
 import { connectErrorJson, parseSpecJsonRequest, writeSpecJson } from './json.js';
+import { ServerReflection } from './reflection.js';
 import { configService, storeService, unaryRoutes, type UnaryRoute } from './services.js';
 
 type Req = IncomingMessage | Http2ServerRequest;
@@ -25,6 +26,10 @@ const BLOCK_JSON_CACHE_BYTES = 32 * 1024 * 1024;
 
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 const PROTO_TYPE = /^application\/proto\s*(;|$)/i;
+/** gRPC, gRPC-Web and Connect streaming: connect-node's own codecs. */
+const STREAM_TYPE = /^application\/(grpc|grpc-web|connect\+)/i;
+const ACCEPTED_TYPES =
+  'send POST with Content-Type application/json or application/proto (Connect unary), application/grpc[+proto] (gRPC) or application/grpc-web[+proto] (gRPC-Web)';
 
 function sendJson(res: Res, status: number, body: string | Uint8Array): void {
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
@@ -73,6 +78,7 @@ export class RpcServer {
         router.service(StoreService, storeService(backend));
         router.service(ConfigService, configService(backend));
         router.service(P2PService, p2pService(backend));
+        new ServerReflection([StoreService, ConfigService, P2PService]).register(router);
       },
     });
   }
@@ -98,7 +104,15 @@ export class RpcServer {
     if (route && req.method === 'POST' && (JSON_TYPE.test(contentType) || PROTO_TYPE.test(contentType))) {
       return this.unary(route, JSON_TYPE.test(contentType) ? 'json' : 'proto', req, res);
     }
-    if (path.startsWith('/node.v1.')) return this.connect(req as IncomingMessage, res as ServerResponse);
+    // connect-node answers these with a bare 415 or 405: say what we take instead.
+    if (route && !STREAM_TYPE.test(contentType)) {
+      const wrong =
+        req.method !== 'POST'
+          ? { status: 405, message: `${path} takes POST, not ${req.method}` }
+          : { status: 415, message: `unsupported content type ${JSON.stringify(contentType || '(none)')} for ${path}` };
+      return sendJson(res, wrong.status, JSON.stringify({ code: req.method !== 'POST' ? 'unimplemented' : 'invalid_argument', message: `${wrong.message}; ${ACCEPTED_TYPES}` }));
+    }
+    if (path.startsWith('/node.v1.') || path.startsWith('/grpc.reflection.')) return this.connect(req as IncomingMessage, res as ServerResponse);
     if (path === '/health/live' || path === '/health/ready') return this.health(path, req, res);
     if (path === '/tx') return this.tx(req, res);
     if (path.startsWith('/kv/')) return this.kv(path.slice('/kv/'.length), req, res);

@@ -17,6 +17,10 @@ export enum Bucket {
   kvState = 0x06,
   /** height (8 bytes BE) → JSON of the EVM execution payload without its txs (they are the block's), for replay */
   evmPayload = 0x07,
+  /** sha256 of a tx (32 bytes, CometBFT's tx hash) → height (8 BE) ‖ index in the block (4 BE): `tx` and the refusal of committed txs */
+  txByHash = 0x08,
+  /** height (8 bytes BE) → ResponseFinalizeBlock protobuf of an ABCI app, as CometBFT keeps it for block_results */
+  finalizeBlockResponse = 0x09,
 }
 
 /** Well-known keys of the metadata bucket. */

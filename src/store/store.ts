@@ -1,8 +1,10 @@
+import { hash as digest } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { BlockSchema, StateSchema, encodeBlock, type Block, type State } from '../types/index.js';
+import { storeOpenRemedy } from './open-error.js';
 import { Bucket, MetadataKey, bucketKey, heightKey, heightBytes, readHeight, stringKey } from './buckets.js';
 
 type Db = ClassicLevel<Uint8Array, Uint8Array>;
@@ -16,6 +18,12 @@ export interface StoredBlock {
   height: bigint;
   headerDaHeight: bigint;
   dataDaHeight: bigint;
+}
+
+/** Where a committed tx is: its block's height and its index among the block's txs. */
+export interface TxLocation {
+  height: bigint;
+  index: number;
 }
 
 export class StoreLockedError extends Error {
@@ -66,7 +74,8 @@ export class BlockStore {
           `the store ${path} is already in use by ${pid ? `process ${pid}` : 'another process'}; stop that node first`,
         );
       }
-      throw new Error(`cannot open the store ${path}: ${(cause as Error | undefined)?.message ?? (err as Error).message}`);
+      const remedy = storeOpenRemedy(path, cause as { code?: string; path?: string } | undefined);
+      throw new Error(`cannot open the store ${path}: ${(cause as Error | undefined)?.message ?? (err as Error).message}${remedy ? `; ${remedy}` : ''}`);
     }
     const store = new BlockStore(db, path);
     try {
@@ -106,14 +115,16 @@ export class BlockStore {
   }
 
   /**
-   * Commits a block, its hash index, the state after it and an executor's
-   * writes in one batch. `blockBytes`: the block's protobuf, when the caller has it already.
+   * Commits a block, its hash index, its txs' hash index, the state after it
+   * and an executor's writes in one batch; produced and synced blocks alike
+   * come through here. `blockBytes`: the block's protobuf, when the caller has it already.
    */
   async commitBlock(block: Block, hash: Uint8Array, state: State, extraOps: StoreOp[] = [], blockBytes: Uint8Array = encodeBlock(block)): Promise<void> {
     const height = block.header!.header!.height;
     const ops: StoreOp[] = [
       { type: 'put', key: heightKey(Bucket.block, height), value: blockBytes },
       { type: 'put', key: bucketKey(Bucket.heightByHash, hash), value: heightBytes(height) },
+      ...txIndexOps(block.data?.txs ?? [], height),
       { type: 'put', key: bucketKey(Bucket.state), value: toBinary(StateSchema, state) },
       ...extraOps,
     ];
@@ -158,6 +169,12 @@ export class BlockStore {
   async getHeightByHash(hash: Uint8Array): Promise<bigint | null> {
     const v = await this.db.get(bucketKey(Bucket.heightByHash, hash));
     return v ? readHeight(v) : null;
+  }
+
+  /** The block and index holding the tx whose sha256 is `txHash`, or null when no committed block holds it. */
+  async getTxLocation(txHash: Uint8Array): Promise<TxLocation | null> {
+    const v = await this.db.get(bucketKey(Bucket.txByHash, txHash));
+    return v ? { height: readHeight(v), index: new DataView(v.buffer, v.byteOffset, v.byteLength).getUint32(8) } : null;
   }
 
   async getState(): Promise<State | null> {
@@ -250,6 +267,20 @@ export class BlockStore {
     this.closed = true;
     await this.db.close();
   }
+}
+
+/**
+ * The tx-hash index entries of a block's txs (sha256 of the tx bytes, as
+ * CometBFT's types.Tx.Hash). A tx a later block holds again points there:
+ * CometBFT's kv tx indexer also keeps the latest (state/txindex/kv/kv.go).
+ */
+function txIndexOps(txs: Uint8Array[], height: bigint): StoreOp[] {
+  return txs.map((tx, index) => {
+    const value = new Uint8Array(12);
+    value.set(heightBytes(height), 0);
+    new DataView(value.buffer).setUint32(8, index);
+    return { type: 'put', key: bucketKey(Bucket.txByHash, digest('sha256', tx, 'buffer')), value };
+  });
 }
 
 /** What a LevelDB iterator yields, `size` at a time, closing the iterator however the caller stops. */

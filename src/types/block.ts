@@ -307,6 +307,14 @@ function signedBlock(p: BlockParams, dataHash: Uint8Array): Block {
 /** The Signer message of a key: its address and libp2p-marshalled public key. */
 export const signerOf = (key: Ed25519Key): Signer => create(SignerSchema, { address: key.address, pubKey: key.marshalledPublicKey });
 
+/**
+ * sha256 of a block's signature: the CometBFT-style `last_commit_hash` the
+ * status listener shows for the next block (ev-node headers carry none).
+ */
+export function commitHash(signature: Uint8Array): Uint8Array {
+  return sha256(signature);
+}
+
 export class InvalidBlockError extends Error {
   constructor(height: bigint, reason: string) {
     super(`invalid block at height ${height}: ${reason}`);

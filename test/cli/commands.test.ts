@@ -63,8 +63,10 @@ describe('noded init', () => {
     const forced = await runCli(['init', '--home', home, '--force', '--json', '--chain-id', 'other-2']);
     expect(forced.code, forced.stderr).toBe(0);
     const out = JSON.parse(forced.stdout);
-    expect(out.chainId ?? out.chain_id).toBe('other-2');
+    expect(out.chain_id).toBe('other-2');
     expect(out.created.length).toBeGreaterThanOrEqual(7);
+    // Every key snake_case, as the node's other JSON answers.
+    expect(Object.keys(out).sort()).toEqual(['aggregator', 'chain_id', 'created', 'home', 'p2p_address', 'peer_id', 'signer_address']);
   });
 
   it('rejects a bad --chain-id with exit 2 and the expected form', async () => {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { writeFileSync } from 'node:fs';
+import { execSync } from 'node:child_process';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { initHome } from '../../src/home/index.js';
 import { CHECKS, UnknownCheckError, buildContext, runCheck, selectChecks, type Check, type DoctorContext } from '../../src/doctor/index.js';
@@ -76,6 +77,30 @@ describe('doctor checks in-process', () => {
     step = 1000;
     const gaining = await runCheck(check('node'), ctx);
     expect(gaining).toMatchObject({ status: 'ok', message: expect.stringMatching(/^live, ready, catching up: height \d+ → \d+/) });
+  });
+
+  it('data-dir: a node.yml holding da.auth_token readable by group or others warns; its chmod remedy, run as given, makes it ok', async () => {
+    const withToken = home({ 'da.auth_token': 'celestia-token' });
+    const file = join(withToken, 'config', 'node.yml');
+    const ctx = buildContext({ home: withToken, env: {} });
+    expect(await runCheck(check('data-dir'), ctx)).toMatchObject({ status: 'ok' });
+    for (const [mode, who] of [[0o644, 'every user'], [0o640, 'its group']] as const) {
+      chmodSync(file, mode);
+      const open = await runCheck(check('data-dir'), ctx);
+      expect(open).toEqual({
+        id: 'data-dir',
+        status: 'warn',
+        message: `${file} holds da.auth_token and is readable by ${who} (mode 0${mode.toString(8)})`,
+        remedy: `\`chmod 600 ${file}\``,
+      });
+    }
+    execSync(/^`(.*)`$/.exec((await runCheck(check('data-dir'), ctx)).remedy)![1]!);
+    expect(await runCheck(check('data-dir'), ctx)).toMatchObject({ status: 'ok' });
+
+    // Without a token in it, a readable node.yml holds nothing secret.
+    const noToken = home();
+    chmodSync(join(noToken, 'config', 'node.yml'), 0o644);
+    expect(await runCheck(check('data-dir'), buildContext({ home: noToken, env: {} }))).toMatchObject({ status: 'ok' });
   });
 
   it('the runner: a check that overruns its bound or throws becomes a failed result, never a crash', async () => {

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import { parseConfigText } from '../../src/config/index.js';
 import { readGetBlockJson } from '../../src/rpc/json.js';
 import { headerHash, type Block } from '../../src/types/index.js';
 import { parseJsonExact } from '../../src/util/index.js';
@@ -34,15 +35,18 @@ async function initHome(): Promise<string> {
   return dir;
 }
 
-/** `noded start` expected to fail: run to completion on ephemeral ports, errors unwrapped to one line each. */
-async function startFails(home: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<RunResult & { message: string }> {
+/**
+ * `noded start` expected to fail: run to completion on ephemeral ports, errors unwrapped to one line each.
+ * A bad value of a flag is bad usage (exit 2); anything else that stops a start is a failure (exit 1).
+ */
+async function startFails(home: string, args: string[] = [], env: NodeJS.ProcessEnv = {}, exit = 1): Promise<RunResult & { message: string }> {
   const ports = [
     ['--node.rpc.address', '127.0.0.1:0'],
     ['--node.rpc.status_address', '127.0.0.1:0'],
     ['--node.p2p.listen_address', '/ip4/127.0.0.1/tcp/0'],
   ].filter(([flag]) => !args.includes(flag!));
   const res = await runCli(['start', '--home', home, ...ports.flat(), '--node.log.format', 'json', ...args], { OCLIF_COLUMNS: '1000', ...env }, 20_000);
-  expect(res.code, `noded start ${args.join(' ')} should fail with exit 1:\n${res.stderr}`).toBe(1);
+  expect(res.code, `noded start ${args.join(' ')} should fail with exit ${exit}:\n${res.stderr}`).toBe(exit);
   // oclif prefixes error lines with " ›   "; keep just the text.
   const message = res.stderr
     .split('\n')
@@ -204,10 +208,10 @@ describe('bad config at start', () => {
   });
 
   /** Runs a start that must fail and checks it left the home as it was. */
-  async function failsUntouched(args: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
+  async function failsUntouched(args: string[], env: NodeJS.ProcessEnv = {}, exit = 1): Promise<string> {
     const before = snapshot(home);
     expect(Object.keys(before).some((p) => p.startsWith('data/store/'))).toBe(true);
-    const res = await startFails(home, args, env);
+    const res = await startFails(home, args, env, exit);
     expect(snapshot(home), 'home untouched').toEqual(before);
     expect(res.stderr).not.toContain('"node started"');
     return res.message;
@@ -232,15 +236,15 @@ describe('bad config at start', () => {
     expect(message).toContain('did you mean "node.block_time"');
   });
 
-  it('--node.node.block_time fast → names the flag, the value and the form', async () => {
-    const message = await failsUntouched(['--node.node.block_time', 'fast']);
+  it('--node.node.block_time fast → bad usage (2) naming the flag, the value and the form', async () => {
+    const message = await failsUntouched(['--node.node.block_time', 'fast'], {}, 2);
     expect(message).toContain('--node.node.block_time');
     expect(message).toContain('got "fast"');
     expect(message).toMatch(/expected a duration like 500ms/);
   });
 
-  it('--node.node.max_pending_blocks -1 → names the flag and the allowed range', async () => {
-    const message = await failsUntouched(['--node.node.max_pending_blocks', '-1']);
+  it('--node.node.max_pending_blocks -1 → bad usage (2) naming the flag and the allowed range', async () => {
+    const message = await failsUntouched(['--node.node.max_pending_blocks', '-1'], {}, 2);
     expect(message).toContain('--node.node.max_pending_blocks');
     expect(message).toContain('got -1');
     expect(message).toMatch(/expected an integer >= 0/);
@@ -277,6 +281,7 @@ describe('start --dev', () => {
     expect(first.stderr).toContain(`Initialised devnet home ${home}`);
     const genesis = readFileSync(join(home, 'config', 'genesis.json'), 'utf8');
     expect(JSON.parse(genesis).chain_id).toBe('noded-devnet');
+    expect(parseConfigText(readFileSync(join(home, 'config', 'node.yml'), 'utf8'), 'node.yml').p2p.listen_address, 'peers on loopback only').toBe('/ip4/127.0.0.1/tcp/7676');
     expect(logRecord(first, 'node started')).toMatchObject({ role: 'aggregator', height: 0, chainId: 'noded-devnet' });
     await waitFor(async () => (await latestHeight(first.rpc)) >= 2, 'height 2');
     const block1 = hashHex((await fetchBlock(first.rpc, 1))!);

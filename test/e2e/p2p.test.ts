@@ -164,11 +164,11 @@ describe('P2P sync', () => {
     ['a bare peer id', '12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN', 'is a bare peer id'],
     ['an address without /p2p/', '/ip4/127.0.0.1/tcp/7676', 'has no /p2p/<peer_id> part'],
     ['garbage', 'peer-one', 'is not a multiaddr'],
-  ])('--node.p2p.peers with %s: exit 1 before any port is bound, naming the entry and the expected format', async (_, entry, problem) => {
+  ])('--node.p2p.peers with %s: bad usage (exit 2) before any port is bound, naming the entry and the expected format', async (_, entry, problem) => {
     const home = await homes.create('p2p-bad-peer', false);
     const rpcPort = await freePort();
     const res = await runCli(['start', '--home', home, '--node.rpc.address', `127.0.0.1:${rpcPort}`, '--node.p2p.peers', entry], { OCLIF_COLUMNS: '1000' });
-    expect(res.code, res.stderr).toBe(1);
+    expect(res.code, res.stderr).toBe(2);
     expect(res.stderr).toContain(`flag --node.p2p.peers: p2p.peers: got "${entry}", expected comma-separated peer addresses /ip4/<ip>/tcp/<port>/p2p/<peer_id>`);
     expect(res.stderr).toContain(`entry "${entry}" ${problem}`);
     expect(res.stderr).not.toMatch(/node started|listening/);

@@ -19,6 +19,8 @@ beforeAll(async () => {
     flags: {
       'rpc.address': '127.0.0.1:0',
       'rpc.status_address': '127.0.0.1:0',
+      // Port 0 everywhere: the suite must pass while a devnet holds the default ports.
+      'p2p.listen_address': '/ip4/127.0.0.1/tcp/0',
       'node.block_time': '100ms',
       'da.local': true,
       'da.address': 'http://127.0.0.1:0',
@@ -80,6 +82,16 @@ describe('GetBlock with bad input', () => {
       expect(res.status, `${type}: ${res.text}`).toBeGreaterThanOrEqual(400);
       expect(res.status, type).toBeLessThan(500);
     }
+  });
+
+  it('no content type, or a GET → a Connect error naming the content types taken', async () => {
+    const none = await fetch(`${rpc}/node.v1.StoreService/GetBlock`, { method: 'POST', body: new Uint8Array(Buffer.from('{"height":1}')) });
+    const text = await none.text();
+    expect(none.status, text).toBe(415);
+    expect(JSON.parse(text)).toMatchObject({ code: 'invalid_argument', message: expect.stringMatching(/content type "\(none\)".*application\/json or application\/proto/) });
+    const get = await fetch(`${rpc}/node.v1.StoreService/GetBlock`);
+    expect(get.status).toBe(405);
+    expect(((await get.json()) as { message: string }).message).toMatch(/takes POST, not GET; send POST with Content-Type application\/json/);
   });
 
   it('500 random bodies: each a 4xx Connect error or a block, never 500, and the node keeps serving', async () => {

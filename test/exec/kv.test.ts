@@ -17,7 +17,7 @@ async function kv(maxTxs = 100) {
   cleanups.push(home.cleanup);
   const store = await BlockStore.open(join(home.dir, 'store'));
   cleanups.push(() => store.close());
-  const mempool = new Mempool({ maxTxs, maxTxBytes: 1024 });
+  const mempool = new Mempool({ maxTxs, maxTxBytes: 1024 }, store);
   const exec = new KvExecutor(store, mempool);
   await exec.load();
   /** Executes and commits a block, as the node does, so the kv writes land in the store. */
@@ -87,7 +87,7 @@ describe('KvExecutor', () => {
     const { exec } = await kv();
     for (const bad of ['novalue', '=v', '']) {
       try {
-        exec.submitTx(enc(bad));
+        await exec.submitTx(enc(bad));
         expect.unreachable(`${bad} accepted`);
       } catch (err) {
         expect(err).toBeInstanceOf(TxRejectedError);
@@ -98,11 +98,11 @@ describe('KvExecutor', () => {
 
   it('caps the mempool with a 503 that says what to do, and refuses duplicates', async () => {
     const { exec, mempool } = await kv(2);
-    exec.submitTx(enc('a=1'));
-    expect(() => exec.submitTx(enc('a=1'))).toThrow(/already in mempool/);
-    exec.submitTx(enc('b=1'));
+    await exec.submitTx(enc('a=1'));
+    await expect(exec.submitTx(enc('a=1'))).rejects.toThrow(/already in mempool/);
+    await exec.submitTx(enc('b=1'));
     try {
-      exec.submitTx(enc('c=1'));
+      await exec.submitTx(enc('c=1'));
       expect.unreachable();
     } catch (err) {
       expect((err as TxRejectedError).httpStatus).toBe(503);

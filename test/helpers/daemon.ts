@@ -147,12 +147,13 @@ export async function killAll(): Promise<void> {
   running.clear();
 }
 
-export async function getBlockJson(rpc: string, body: unknown): Promise<{ status: number; json: any; text: string }> {
-  const res = await fetch(`${rpc}/node.v1.StoreService/GetBlock`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  });
+export function getBlockJson(rpc: string, body: unknown): Promise<{ status: number; json: any; text: string }> {
+  return fetchJson(`${rpc}/node.v1.StoreService/GetBlock`, typeof body === 'string' ? body : JSON.stringify(body));
+}
+
+/** A GET, or with `body` a JSON POST: the status, the body's text and its JSON (undefined when it is not JSON). */
+export async function fetchJson(url: string, body?: string): Promise<{ status: number; json: any; text: string }> {
+  const res = await fetch(url, body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body });
   const text = await res.text();
   let json: any;
   try {

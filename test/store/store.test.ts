@@ -1,9 +1,12 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { create, toBinary } from '@bufbuild/protobuf';
 import { BlockStore, decodeStoredBlock, emptyState } from '../../src/store/index.js';
 import { BlockSchema, Ed25519Key, StateSchema, headerHash } from '../../src/types/index.js';
+import { Mempool, TxAlreadyKnownError } from '../../src/exec/index.js';
+import { storeOpenRemedy } from '../../src/store/open-error.js';
 import { sampleBlock } from '../helpers/blocks.js';
 import { tempHome } from '../helpers/daemon.js';
 
@@ -24,6 +27,25 @@ async function openTemp() {
 const makeBlock = (height: bigint) => sampleBlock(height, signer);
 
 describe('BlockStore', () => {
+  it("indexes each committed tx by sha256 in the block's batch; the mempool refuses it then, naming the block", async () => {
+    const { store } = await openTemp();
+    const mempool = new Mempool({ maxTxs: 10, maxTxBytes: 1024 }, store);
+    const tx = new TextEncoder().encode('k1=v');
+    await mempool.add(tx);
+    expect(mempool.take(10, 1024)).toEqual([tx]);
+    // Taken for the block being built, not yet indexed: still refused.
+    await expect(mempool.add(tx)).rejects.toThrow('tx already in mempool');
+    const b = makeBlock(1n);
+    await store.commitBlock(b, headerHash(b.header!.header!), create(StateSchema, { lastBlockHeight: 1n }));
+    mempool.blockCommitted();
+    expect(await store.getTxLocation(createHash('sha256').update(tx).digest())).toEqual({ height: 1n, index: 0 });
+    expect(await store.getTxLocation(new Uint8Array(32))).toBeNull();
+    const refused = await mempool.add(tx).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(TxAlreadyKnownError);
+    expect(refused).toMatchObject({ message: 'tx already committed in block 1 (index 0)', httpStatus: 409 });
+    expect([mempool.size, mempool.bytes]).toEqual([0, 0]);
+  });
+
   it('commits a block with its state and finds it by height and by hash', async () => {
     const { store } = await openTemp();
     expect(store.height()).toBe(0n);
@@ -89,5 +111,24 @@ describe('BlockStore', () => {
     // A stale pid file (its process gone) is not blamed.
     writeFileSync(join(dir, 'node.pid'), '2147483646\n');
     await expect(BlockStore.open(join(dir, 'store'))).rejects.toThrow(/already in use by another process/);
+  });
+});
+
+describe('a store that cannot be opened', () => {
+  it('names the file in the way of data/ and what to do', async () => {
+    const home = tempHome();
+    cleanups.push(home.cleanup);
+    writeFileSync(join(home.dir, 'data'), 'not a directory');
+    const err = await BlockStore.open(join(home.dir, 'data', 'store')).catch((e: Error) => e);
+    expect((err as Error).message).toMatch(/ENOTDIR.*a file stands where a directory must be .*move that file away/);
+  });
+
+  // Root (as the tests run) is never refused by the file system, so the permission remedies are checked directly.
+  it('gives a remedy for permissions, a read-only file system and a full disk', () => {
+    expect(storeOpenRemedy('/srv/node/data/store', { code: 'EACCES' })).toMatch(/cannot write \/srv\/node\/data\/store: make it the owner \(chown -R \d+:\d+ \/srv\/node\/data\/store\)/);
+    expect(storeOpenRemedy('/s', { code: 'EPERM' })).toMatch(/chown -R/);
+    expect(storeOpenRemedy('/s', { code: 'EROFS' })).toMatch(/read-only; give the node a writable --home/);
+    expect(storeOpenRemedy('/s', { code: 'ENOSPC' })).toMatch(/disk is full/);
+    expect(storeOpenRemedy('/s', { code: 'EIO' })).toBeUndefined();
   });
 });

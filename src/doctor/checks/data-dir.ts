@@ -1,7 +1,11 @@
-import { accessSync, constants, lstatSync, statSync, type Stats } from 'node:fs';
+import { accessSync, constants, lstatSync, readFileSync, statSync, type Stats } from 'node:fs';
+import { parse } from 'yaml';
+import type { HomePaths } from '../../config/index.js';
 import type { Check, Verdict } from '../types.js';
 
 const KEY_MODE_MASK = 0o077;
+/** Read permission for group or others. */
+const READABLE_BY_OTHERS = 0o044;
 
 const uid = () => (typeof process.getuid === 'function' ? process.getuid() : undefined);
 const mode = (st: Stats) => (st.mode & 0o777).toString(8).padStart(4, '0');
@@ -46,9 +50,32 @@ function dirProblem(path: string, required: boolean): Verdict | undefined {
   return undefined;
 }
 
+/** True when node.yml itself sets a non-empty da.auth_token (env and flags aside: this is about the file). */
+function configHoldsToken(configFile: string): boolean {
+  try {
+    const doc = parse(readFileSync(configFile, 'utf8')) as { da?: { auth_token?: unknown } } | null;
+    const token = doc?.da?.auth_token;
+    return token !== undefined && token !== null && String(token) !== '';
+  } catch {
+    // Unreadable or not YAML: the config check reports it.
+    return false;
+  }
+}
+
+/** A node.yml holding the DA token that group or others can read. */
+function exposedToken(paths: HomePaths): Verdict | undefined {
+  const st = statOrUndefined(paths.configFile);
+  if (!st || (st.mode & READABLE_BY_OTHERS) === 0 || !configHoldsToken(paths.configFile)) return undefined;
+  return {
+    status: 'warn',
+    message: `${paths.configFile} holds da.auth_token and is readable by ${st.mode & 0o004 ? 'every user' : 'its group'} (mode ${mode(st)})`,
+    remedy: `\`chmod 600 ${paths.configFile}\``,
+  };
+}
+
 export const dataDirCheck: Check = {
   id: 'data-dir',
-  verifies: 'data/ exists, is a directory owned by and writable for this user (data/store and data/cache too); the key files config/signer.json and config/node_key.json are 0600',
+  verifies: 'data/ exists, is a directory owned by and writable for this user (data/store and data/cache too); the key files config/signer.json and config/node_key.json are 0600; a node.yml holding da.auth_token is not readable by group or others',
   async run(ctx) {
     const { paths } = ctx;
     const problem = dirProblem(paths.dataDir, true) ?? dirProblem(paths.storeDir, false) ?? dirProblem(paths.cacheDir, false);
@@ -66,6 +93,6 @@ export const dataDirCheck: Check = {
         remedy: `\`chmod 600 ${[paths.signerFile, paths.nodeKeyFile].join(' ')}\``,
       };
     }
-    return { status: 'ok', message: `${paths.dataDir}${linked} is a writable directory; key files are 0600` };
+    return exposedToken(paths) ?? { status: 'ok', message: `${paths.dataDir}${linked} is a writable directory; key files are 0600` };
   },
 };

@@ -1,9 +1,9 @@
-import { CheckTxType } from 'cosmjs-types/tendermint/abci/types';
+import { CheckTxType, ResponseFinalizeBlock } from 'cosmjs-types/tendermint/abci/types';
 import type { Genesis } from '../../home/index.js';
 import type { Logger } from '../../log/index.js';
-import { decodeStoredBlock, type BlockStore } from '../../store/index.js';
+import { Bucket, decodeStoredBlock, heightKey, type BlockStore, type StoreOp } from '../../store/index.js';
 import { isAbortError, serialized, toHex } from '../../util/index.js';
-import { TxRejectedError, type ExecResult, type Executor } from '../executor.js';
+import { TxRejectedError, type BlockResults, type ExecResult, type Executor } from '../executor.js';
 import { MAX_BLOCK_TXS, MAX_BLOCK_TX_BYTES } from '../kv/kv.js';
 import type { Mempool } from '../mempool.js';
 import type { AbciClient } from './client.js';
@@ -39,6 +39,11 @@ export interface AbciExecutorOptions {
   /** Largest total of tx bytes one block takes (a block must fit one DA blob). */
   maxBlockTxBytes: number;
   logger: Logger;
+}
+
+/** The app's FinalizeBlock response, written in the block's batch: CometBFT keeps it for block_results too (state/store.go, SaveFinalizeBlockResponse). */
+function finalizeBlockResponseOp(height: bigint, response: ResponseFinalizeBlock): StoreOp {
+  return { type: 'put', key: heightKey(Bucket.finalizeBlockResponse, height), value: ResponseFinalizeBlock.encode(response).finish() };
 }
 
 const hashesEqual = (a: Uint8Array, b: Uint8Array) => Buffer.compare(a, b) === 0;
@@ -124,7 +129,7 @@ export class AbciExecutor implements Executor {
           await this.committing;
           if (this.syncedGeneration !== this.consensus.generation) await this.bringAppTo(nodeHeight, prevStateRoot);
           const result = await this.consensus.call('finalizeBlock', this.finalizeRequest(txs, height, time), { generation: this.syncedGeneration });
-          return { stateRoot: result.appHash };
+          return { stateRoot: result.appHash, storeOps: [finalizeBlockResponseOp(height, result)] };
         } catch (err) {
           if (!(err instanceof AbciUnavailableError) || this.signal?.aborted) throw err;
           this.opts.logger.warn({ height: Number(height), reason: err.message }, `lost the ABCI app at block ${height}; waiting for it, then replaying what it missed`);
@@ -153,6 +158,12 @@ export class AbciExecutor implements Executor {
 
   async setFinal(): Promise<void> {}
 
+  /** The app's FinalizeBlock response for the block, kept with it (null for a block committed before the node kept them). */
+  async blockResults(height: bigint): Promise<BlockResults | null> {
+    const bytes = await this.opts.store.getRaw(heightKey(Bucket.finalizeBlockResponse, height));
+    return bytes ? ResponseFinalizeBlock.decode(bytes) : null;
+  }
+
   /** The app's Info, for /abci_info. */
   info(): Promise<ResponseOf<'info'>> {
     return this.opts.client.info();
@@ -163,8 +174,8 @@ export class AbciExecutor implements Executor {
     return this.opts.client.query.call('query', request);
   }
 
-  /** CheckTx on the mempool connection; an accepted tx waits in the mempool for a block. */
-  async submitTx(tx: Uint8Array): Promise<void> {
+  /** CheckTx on the mempool connection; an accepted tx waits in the mempool for a block. Resolves with the app's answer. */
+  async submitTx(tx: Uint8Array): Promise<ResponseOf<'checkTx'>> {
     let response: ResponseOf<'checkTx'>;
     try {
       response = await this.opts.client.mempool.call('checkTx', { tx, type: CheckTxType.NEW });
@@ -172,7 +183,8 @@ export class AbciExecutor implements Executor {
       throw new TxRejectedError(`the ABCI app could not check the tx: ${(err as Error).message}`, 503);
     }
     if (response.code !== 0) throw new CheckTxRejectedError(response);
-    this.opts.mempool.add(tx);
+    await this.opts.mempool.add(tx);
+    return response;
   }
 
   /** Runs consensus work alone; while the node shuts down, ends with the signal's reason (a clean stop, not a failure). */

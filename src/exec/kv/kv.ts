@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
+import { ExecTxResult } from 'cosmjs-types/tendermint/abci/types';
 import { Bucket, MetadataKey, bucketKey, stringKey, type BlockStore, type StoreOp } from '../../store/index.js';
-import { TxRejectedError, type ExecResult, type Executor } from '../executor.js';
+import { TxRejectedError, type BlockResults, type ExecResult, type Executor } from '../executor.js';
 import type { Mempool } from '../mempool.js';
 import { KeyFilter } from './key-filter.js';
 
@@ -74,6 +75,8 @@ const stateRootOf = (sum: Sum256): Uint8Array => hash('sha256', sum.bytes(), 'bu
 /** The first `end` bytes as a string, one char a byte. */
 const latin1 = (b: Uint8Array, end: number) => Buffer.from(b.buffer, b.byteOffset, end).toString('latin1');
 
+const NOT_KEY_VALUE = 'tx must be key=value with a non-empty key';
+
 /** Where the key of a `key=value` tx ends (at its first '='); 0 or less when the tx is not one. */
 const keyEnd = (tx: Uint8Array) => tx.indexOf(0x3d);
 
@@ -120,9 +123,9 @@ export class KvExecutor implements Executor {
   }
 
   /** Checks a submitted tx and queues it. */
-  submitTx(tx: Uint8Array): void {
-    if (keyEnd(tx) <= 0) throw new TxRejectedError('tx must be key=value with a non-empty key', 400);
-    this.mempool.add(tx);
+  submitTx(tx: Uint8Array): Promise<void> {
+    if (keyEnd(tx) <= 0) throw new TxRejectedError(NOT_KEY_VALUE, 400);
+    return this.mempool.add(tx);
   }
 
   async getTxs(): Promise<Uint8Array[]> {
@@ -166,6 +169,20 @@ export class KvExecutor implements Executor {
   }
 
   async setFinal(): Promise<void> {}
+
+  /**
+   * Each tx's result, as executeTxs applied it: a key=value tx is written (code
+   * 0), anything else skipped (code 1 with the reason). No events, no gas: the
+   * machine meters nothing. The state root after the block is the node's to tell.
+   */
+  async blockResults(_height: bigint, txs: Uint8Array[]): Promise<BlockResults> {
+    return {
+      txResults: txs.map((tx) => ExecTxResult.fromPartial(keyEnd(tx) > 0 ? {} : { code: 1, log: NOT_KEY_VALUE })),
+      events: [],
+      validatorUpdates: [],
+      appHash: new Uint8Array(0),
+    };
+  }
 
   async get(key: string): Promise<Uint8Array | null> {
     return this.store.getRaw(stringKey(Bucket.kvState, key));

@@ -1,0 +1,74 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, runCli, tempHome } from '../helpers/daemon.js';
+
+/**
+ * README: exit 0 success, 1 failure, 2 bad usage; with --json a failure prints
+ * {"error":{"code","message","exit"}} and the process exits with that same exit.
+ * One table over every command, so a new command or flag cannot drift.
+ */
+const manifest = JSON.parse(readFileSync(new URL('../../oclif.manifest.json', import.meta.url), 'utf8')) as {
+  commands: Record<string, { enableJsonFlag: boolean }>;
+};
+const commandIds = Object.keys(manifest.commands);
+
+let home: ReturnType<typeof tempHome>;
+let noNode: string;
+
+beforeAll(async () => {
+  home = tempHome();
+  const init = await runCli(['init', '--home', home.dir, '--chain-id', 'exit-1']);
+  expect(init.code, init.stderr).toBe(0);
+  noNode = `127.0.0.1:${await freePort()}`;
+});
+afterAll(() => home?.cleanup());
+
+/** Runs a command line and checks its exit, and under --json that the envelope says the same exit. */
+async function expectExit(args: string[], exit: number): Promise<void> {
+  const res = await runCli([...args, '--home', home.dir]);
+  const what = `noded ${args.join(' ')}\nstdout: ${res.stdout}\nstderr: ${res.stderr}`;
+  expect(res.code, what).toBe(exit);
+  if (args.includes('--json')) {
+    const envelope = JSON.parse(res.stdout);
+    expect(envelope.error.exit, what).toBe(exit);
+    expect(envelope.error.code, what).toMatch(/^[A-Z_]+$/);
+    expect(envelope.error.message, what).not.toBe('');
+  }
+}
+
+describe('exit codes, one truth for every command', () => {
+  it('covers every command in the manifest', () => {
+    expect(commandIds.sort()).toEqual(
+      ['abci:kvstore', 'block:get', 'da:serve', 'doctor', 'init', 'reset:evm', 'reset:hard', 'reset:soft', 'start', 'status'].sort(),
+    );
+  });
+
+  it.each(commandIds)('%s: an unknown flag is bad usage (2), with and without --json', async (id) => {
+    const argv = id.split(':');
+    await expectExit([...argv, '--no-such-flag'], 2);
+    if (manifest.commands[id]!.enableJsonFlag) await expectExit([...argv, '--no-such-flag', '--json'], 2);
+  });
+
+  // Bad values of declared flags: usage (2). Failures of a well-formed command: 1.
+  const cases: Array<[string[], number]> = [
+    [['start', '--node.node.block_time', 'xx'], 2],
+    [['start', '--node.execution.type', 'zz'], 2],
+    [['init', '--execution', 'bogus', '--json'], 2],
+    [['block', 'get', '--height', 'abc', '--json'], 2],
+    [['doctor', '--check', 'nope', '--json'], 2],
+    [['doctor', '--timeout', 'x', '--json'], 2],
+    [['da', 'serve', '--listen', 'nope'], 2],
+    [['da', 'serve', '--block-time', 'x'], 2],
+    [['abci', 'kvstore', '--address', 'nope'], 2],
+    [['reset', 'evm', '--json', '--yes'], 2],
+    [['init', '--json'], 1],
+  ];
+  it.each(cases)('noded %j exits %i', async (args, exit) => {
+    await expectExit(args, exit);
+  });
+
+  it('a command that finds no node exits 1, its envelope too', async () => {
+    await expectExit(['status', '--node', noNode, '--json'], 1);
+    await expectExit(['block', 'get', '--height', '1', '--node', noNode, '--json'], 1);
+  });
+});
