@@ -119,7 +119,8 @@ export function storeService(b: RpcBackend): ServiceImpl<typeof StoreService> {
 export function configService(b: RpcBackend): ServiceImpl<typeof ConfigService> {
   return {
     async getNamespace() {
-      return create(GetNamespaceResponseSchema, { headerNamespace: b.namespaces.header, dataNamespace: b.namespaces.data });
+      // 0x-prefixed hex, as ev-node's Namespace.HexString writes them (pkg/da/types/namespace.go).
+      return create(GetNamespaceResponseSchema, { headerNamespace: `0x${b.namespaces.header}`, dataNamespace: `0x${b.namespaces.data}` });
     },
     async getSignerInfo() {
       // ev-node answers the proposer address only (pkg/rpc/server/server.go, GetSignerInfo).

@@ -131,8 +131,10 @@ describe("ev-node's generated client against noded", () => {
 
       const config = createClient(ConfigService, transports(aggregator.rpc)[protocol]!);
       const namespaces = await config.getNamespace({});
-      expect(namespaces.headerNamespace).toMatch(/^[0-9a-f]{58}$/);
-      expect(namespaces.dataNamespace).toMatch(/^[0-9a-f]{58}$/);
+      // Version-0 namespaces of the chain id (18 zero bytes of id, then 10 of sha256), 0x-prefixed as ev-node writes them.
+      const v0 = (name: string) => `0x${'00'.repeat(19)}${Buffer.from(sha256(new TextEncoder().encode(name)).subarray(0, 10)).toString('hex')}`;
+      expect(namespaces.headerNamespace).toBe(v0('evnode-client'));
+      expect(namespaces.dataNamespace).toBe(v0('evnode-client-data'));
       const signer = await config.getSignerInfo({});
       const store = createClient(StoreService, transports(aggregator.rpc)[protocol]!);
       const b1 = await store.getBlock({ identifier: { case: 'height', value: 1n } });
