@@ -1,8 +1,8 @@
 import { request } from 'undici';
-import { fromJson } from '@bufbuild/protobuf';
-import { GetBlockResponseSchema, type GetBlockResponse } from '../types/index.js';
+import type { GetBlockResponse } from '../types/index.js';
 import { parseJsonExact } from '../util/index.js';
 import type { NodeInfo } from '../rpc/index.js';
+import { readGetBlockJson } from '../rpc/json.js';
 
 /** Nothing answers at the node's address: the message says where and what to check. */
 export class NodeUnreachableError extends Error {
@@ -97,7 +97,7 @@ export class NodeClient {
   async getBlock(selector: BlockSelector): Promise<{ raw: string; response: GetBlockResponse }> {
     const body = 'hash' in selector ? { hash: Buffer.from(selector.hash).toString('base64') } : { height: selector.height.toString() };
     const raw = await this.callJson('/node.v1.StoreService/GetBlock', body);
-    return { raw, response: fromJson(GetBlockResponseSchema, parseJsonExact(raw) as never) };
+    return { raw, response: readGetBlockJson(parseJsonExact(raw) as never) };
   }
 
   /** A metadata value, or null when the key is not set. */

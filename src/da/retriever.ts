@@ -1,8 +1,17 @@
 import type { Logger } from '../log/index.js';
 import { create } from '@bufbuild/protobuf';
-import { BlockSchema, InvalidBlockError, txsHash, type Block, type Data, type SignedHeader } from '../types/index.js';
+import { BlockSchema, DataSchema, InvalidBlockError, MetadataSchema, txsHash, type Block, type Data, type SignedHeader } from '../types/index.js';
 import { isAbortError, sleep } from '../util/index.js';
-import { decodeDataBlob, decodeHeaderBlob, sameNamespace, type DaNamespaces } from './blobs.js';
+import {
+  decodeDataBlob,
+  decodeHeaderBlob,
+  envelopeSignatureProblem,
+  sameNamespace,
+  signedDataProblem,
+  type DaNamespaces,
+  type DataBlob,
+  type HeaderBlob,
+} from './blobs.js';
 import type { DaCache } from './cache.js';
 import type { Blob, DaClient } from './client.js';
 import { DaError } from './errors.js';
@@ -15,11 +24,15 @@ import type { DaActivity } from './submitter.js';
  */
 export interface BlockSink {
   readonly nextHeight: bigint;
+  /** The chain's last data hash, for a next block with no txs: ev-node posts no data blob for it. */
+  readonly lastDataHash: Uint8Array;
   apply(block: Block, daHeights: { header: bigint; data: bigint }): Promise<void>;
 }
 
 export interface RetrieverOptions {
   chainId: string;
+  /** The chain's proposer (genesis): a header blob of another proposer is skipped. */
+  proposerAddress: Uint8Array;
   /** First DA height to read on a fresh node (genesis da_start_height, at least 1). */
   startDaHeight: bigint;
   /** DA height of the last applied block's header (0 = none): where a restart without cache resumes. */
@@ -33,6 +46,12 @@ interface HeaderCandidate {
   signed: SignedHeader;
   daHeight: bigint;
 }
+
+/** How far ahead of this node's clock a header's time may be (ev-node types/header.go, MaxClockDrift). */
+const MAX_CLOCK_DRIFT_NS = 60_000_000_000n;
+
+/** data_hash of a block without txs (ev-node block/internal/common/empty.go, DataHashForEmptyTxs). */
+const EMPTY_TXS_HASH = txsHash([]);
 
 /** How often the scan position is written to the cache (it is a hint; DA heights are re-read safely). */
 const CACHE_WRITE_INTERVAL_MS = 1000;
@@ -55,6 +74,12 @@ export class DaRetriever {
   private next = 0n;
   private head = 0n;
   private cacheWrittenAt = 0;
+  /**
+   * Set once a header blob came as a DA envelope with a valid signature; from
+   * then on header blobs without one are skipped (ev-node's strict mode,
+   * block/internal/syncing/da_retriever.go).
+   */
+  private strictMode = false;
   readonly activity: DaActivity = { lastSuccessAt: 0, lastError: null };
 
   constructor(
@@ -142,30 +167,66 @@ export class DaRetriever {
     }
   }
 
+  /**
+   * Takes a header blob as ev-node's retriever does (da_retriever.go,
+   * tryDecodeHeader): a DA envelope must carry a valid envelope signature;
+   * after the first such envelope, only envelopes are taken; the header needs
+   * a proposer, which must be the chain's, and a time, not more than a minute ahead.
+   */
   private ingestHeader(blob: Blob, daHeight: bigint): void {
-    let signed: SignedHeader;
+    let decoded: HeaderBlob;
     try {
-      signed = decodeHeaderBlob(blob.data);
+      decoded = decodeHeaderBlob(blob.data);
     } catch (err) {
       return this.skip(daHeight, `not a signed header: ${(err as Error).message}`);
     }
-    const header = signed.header;
+    const header = decoded.signed.header;
     if (!header) return this.skip(daHeight, 'signed header without a header');
     if (header.chainId !== this.opts.chainId) return this.skip(daHeight, `header of another chain (${header.chainId})`);
+    const validEnvelope = decoded.envelopeSignature.length > 0;
+    if (validEnvelope) {
+      const problem = envelopeSignatureProblem(decoded);
+      if (problem) return this.skip(daHeight, problem);
+    } else if (this.strictMode) {
+      return this.skip(daHeight, 'a header without a DA envelope signature, after signed envelopes (strict mode)');
+    }
+    if (header.proposerAddress.length === 0) return this.skip(daHeight, 'header without a proposer address');
+    if (header.time === 0n) return this.skip(daHeight, 'header timestamp cannot be zero');
+    if (header.time > BigInt(Date.now()) * 1_000_000n + MAX_CLOCK_DRIFT_NS) return this.skip(daHeight, 'header timestamp too far in the future');
+    if (Buffer.compare(header.proposerAddress, this.opts.proposerAddress) !== 0) return this.skip(daHeight, "proposer is not the chain's aggregator");
+    if (validEnvelope && !this.strictMode) {
+      this.strictMode = true;
+      this.logger.info({ height: Number(header.height), daHeight: Number(daHeight) }, 'valid DA envelope seen: header blobs without one are skipped from now on');
+    }
     const list = this.headers.get(header.height) ?? [];
-    list.push({ signed, daHeight });
+    list.push({ signed: decoded.signed, daHeight });
     this.headers.set(header.height, list);
   }
 
+  /** Takes a data blob as ev-node's SignedData, signed over its Data (da_retriever.go tryDecodeData). */
   private ingestData(blob: Blob, daHeight: bigint): void {
-    let data: Data;
+    let decoded: DataBlob;
     try {
-      data = decodeDataBlob(blob.data);
+      decoded = decodeDataBlob(blob.data);
     } catch (err) {
-      return this.skip(daHeight, `not block data: ${(err as Error).message}`);
+      return this.skip(daHeight, `not signed block data: ${(err as Error).message}`);
     }
-    const height = data.metadata?.height ?? 0n;
-    this.data.set(dataKey(height, txsHash(data.txs)), { data, daHeight });
+    const problem = signedDataProblem(decoded);
+    if (problem) return this.skip(daHeight, problem);
+    const height = decoded.data.metadata?.height ?? 0n;
+    this.data.set(dataKey(height, txsHash(decoded.data.txs)), { data: decoded.data, daHeight });
+  }
+
+  /**
+   * The data of a header whose data_hash says it has no txs: ev-node posts no
+   * blob for it, so it is rebuilt from the header, with the chain's last data
+   * hash (block/internal/syncing: da_retriever.go createEmptyDataForHeader, syncer.go).
+   */
+  private emptyDataFor(candidate: HeaderCandidate): { data: Data; daHeight: bigint } | undefined {
+    const header = candidate.signed.header!;
+    if (header.dataHash.length > 0 && Buffer.compare(header.dataHash, EMPTY_TXS_HASH) !== 0) return undefined;
+    const metadata = create(MetadataSchema, { chainId: header.chainId, height: header.height, time: header.time, lastDataHash: this.sink.lastDataHash });
+    return { data: create(DataSchema, { metadata, txs: [] }), daHeight: candidate.daHeight };
   }
 
   private skip(daHeight: bigint, reason: string): void {
@@ -183,7 +244,7 @@ export class DaRetriever {
       const candidates = this.headers.get(height)!;
       for (const candidate of [...candidates]) {
         const key = dataKey(height, candidate.signed.header!.dataHash);
-        const data = this.data.get(key);
+        const data = this.data.get(key) ?? this.emptyDataFor(candidate);
         if (!data) continue;
         try {
           await this.sink.apply(create(BlockSchema, { header: candidate.signed, data: data.data }), { header: candidate.daHeight, data: data.daHeight });

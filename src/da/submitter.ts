@@ -2,7 +2,7 @@ import type { Logger } from '../log/index.js';
 import type { Executor } from '../exec/index.js';
 import type { NodeMetrics } from '../metrics/index.js';
 import { decodeStoredBlock, type BlockStore } from '../store/index.js';
-import { headerHash } from '../types/index.js';
+import { headerHash, type Ed25519Key } from '../types/index.js';
 import { isAbortError, sleep } from '../util/index.js';
 import { decodeHeaderBlob, storedBlockBlobs, type DaNamespaces } from './blobs.js';
 import type { DaCache } from './cache.js';
@@ -20,6 +20,8 @@ export interface SubmitterOptions {
   retryBaseMs: number;
   retryMaxMs: number;
   chainId: string;
+  /** The proposer's key: it signs each header's DA envelope and each block's data blob, as ev-node does. */
+  signer: Ed25519Key;
 }
 
 export interface DaActivity {
@@ -156,11 +158,11 @@ export class DaSubmitter {
     let full = false;
     read: for await (const stored of this.store.blocksInRange(from, head)) {
       for (const block of stored) {
-        const pair = storedBlockBlobs(block.bytes, this.namespaces);
-        const size = pair[0].data.length + pair[1].data.length;
+        const own = storedBlockBlobs(block.bytes, this.namespaces, this.opts.signer);
+        const size = own.reduce((sum, b) => sum + b.data.length, 0);
         full = blobs.length > 0 && bytes + size > this.sizeCap;
         if (full) break read;
-        blobs.push(...pair);
+        blobs.push(...own);
         bytes += size;
         to = block.height;
       }
@@ -255,7 +257,7 @@ export class DaSubmitter {
   private async storedBlockPostedIn(data: Uint8Array, included: bigint): Promise<bigint | null> {
     let header;
     try {
-      header = decodeHeaderBlob(data).header;
+      header = decodeHeaderBlob(data).signed.header;
     } catch {
       return null;
     }

@@ -3,12 +3,16 @@ import type { Logger } from '../log/index.js';
 import type { Executor } from '../exec/index.js';
 import type { BlockStore } from '../store/index.js';
 import {
+  BLOCK_VERSION,
   StateSchema,
+  VersionSchema,
   buildEncodedBlock,
-  commitHash,
   encodeBlockAndData,
   encodedDataHash,
   headerHash,
+  nanosOfTimestamp,
+  splitEncodedBlock,
+  timestampFromNanos,
   validateBlock,
   InvalidBlockError,
   type Block,
@@ -31,6 +35,13 @@ export class Chain {
 
   private constructor(
     private state: State,
+    /**
+     * The last block's data hash, the next block's `last_data_hash`. ev-node's
+     * State does not keep it (proto/evnode/v1/state.proto); like its executor
+     * (block/internal/executing/executor.go) the chain reads it from the last
+     * stored block at load and keeps it in memory.
+     */
+    private lastBlockDataHash: Uint8Array,
     private readonly store: BlockStore,
     private readonly executor: Executor,
     private readonly genesis: Genesis,
@@ -42,18 +53,32 @@ export class Chain {
     if (!state) {
       const appHash = await executor.initChain(genesis.startTime, genesis.initialHeight, genesis.chainId);
       state = create(StateSchema, {
+        version: create(VersionSchema, { block: BLOCK_VERSION, app: 0n }),
         chainId: genesis.chainId,
         initialHeight: genesis.initialHeight,
         lastBlockHeight: 0n,
-        lastBlockTime: genesis.startTime,
+        lastBlockTime: timestampFromNanos(genesis.startTime),
         daHeight: genesis.daStartHeight,
         appHash,
+        nextProposerAddress: genesis.proposerAddress,
       });
       logger.info({ chainId: genesis.chainId, appHash: Buffer.from(appHash).toString('hex') }, 'initialised chain from genesis');
     } else if (state.chainId !== genesis.chainId) {
       throw new Error(`the store holds chain ${state.chainId} but genesis says ${genesis.chainId}; reset the data directory or use the right home`);
     }
-    return new Chain(state, store, executor, genesis);
+    const last = state.lastBlockHeight > 0n ? await store.getBlock(state.lastBlockHeight) : null;
+    const lastDataHash = last ? encodedDataHash(splitEncodedBlock(last.bytes).data) : new Uint8Array(0);
+    return new Chain(state, lastDataHash, store, executor, genesis);
+  }
+
+  /** The last block's data hash: the next block's `last_data_hash` (empty before the first block). */
+  get lastDataHash(): Uint8Array {
+    return this.lastBlockDataHash;
+  }
+
+  /** Unix nanoseconds of the last block (genesis start time before the first). */
+  get lastBlockTime(): bigint {
+    return nanosOfTimestamp(this.state.lastBlockTime);
   }
 
   get height(): bigint {
@@ -80,7 +105,8 @@ export class Chain {
   async produce(txs: Uint8Array[], timeNanos: bigint, signer: Ed25519Key): Promise<Block> {
     const prev = this.state;
     // Block times strictly increase even if the wall clock steps back.
-    const time = timeNanos > prev.lastBlockTime ? timeNanos : prev.lastBlockTime + 1n;
+    const lastTime = this.lastBlockTime;
+    const time = timeNanos > lastTime ? timeNanos : lastTime + 1n;
     const height = this.nextHeight;
     const build = () =>
       buildEncodedBlock({
@@ -89,8 +115,7 @@ export class Chain {
         time,
         txs,
         lastHeaderHash: prev.lastHeaderHash,
-        lastCommitHash: prev.lastCommitHash,
-        lastDataHash: prev.lastDataHash,
+        lastDataHash: this.lastBlockDataHash,
         appHash: prev.appHash,
         signer,
       });
@@ -144,16 +169,15 @@ export class Chain {
     const next = create(StateSchema, {
       ...prev,
       lastBlockHeight: header.height,
-      lastBlockTime: header.time,
+      lastBlockTime: timestampFromNanos(header.time),
       appHash: result.stateRoot,
       lastHeaderHash: hash,
-      lastDataHash: encodedDataHash(encoded.data),
-      lastCommitHash: commitHash(block.header!.signature),
     });
     const ops = [...(result.storeOps ?? [])];
     if (daHeights) ops.push(this.store.daHeightsOp(header.height, daHeights.header, daHeights.data));
     await this.store.commitBlock(block, hash, next, ops, encoded.bytes);
     this.state = next;
+    this.lastBlockDataHash = encodedDataHash(encoded.data);
     this.lastCommitAt = Date.now();
     for (const l of this.listeners) l(block, hash);
     return block;

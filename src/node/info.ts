@@ -20,7 +20,7 @@ export function nodeInfo(node: Node): NodeInfo {
     height: Number(height),
     best_known_height: Number(node.bestKnownHeight()),
     catching_up: node.catchingUp(),
-    last_block_time: height > 0n ? Number(chain.currentState.lastBlockTime / NANOS_PER_MS) : 0,
+    last_block_time: height > 0n ? Number(chain.lastBlockTime / NANOS_PER_MS) : 0,
     health: node.health(),
     da: {
       included_height: Number(included),

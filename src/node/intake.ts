@@ -12,6 +12,8 @@ export interface DaHeights {
 /** Where one source (peers, DA) hands its blocks. */
 export interface IntakeSink {
   readonly nextHeight: bigint;
+  /** The chain's last data hash: the last_data_hash of a next block whose empty data came from no blob. */
+  readonly lastDataHash: Uint8Array;
   apply(block: Block, daHeights?: DaHeights): Promise<void>;
 }
 
@@ -36,6 +38,9 @@ export class BlockIntake {
     return {
       get nextHeight() {
         return chain.nextHeight;
+      },
+      get lastDataHash() {
+        return chain.lastDataHash;
       },
       apply: async (block, daHeights) => {
         if (await this.apply(block, daHeights)) this.metrics?.blocksApplied.inc(labels);

@@ -178,6 +178,7 @@ export class Node {
               gasMultiplier: config.da.gas_multiplier,
               retryBaseMs: Math.min(250, config.da.block_time),
               retryMaxMs: daRetryMaxMs,
+              signer: home.signer,
             },
             logger.child({ module: 'da-submitter' }),
             metrics,
@@ -212,6 +213,7 @@ export class Node {
             intake.from('da'),
             {
               chainId: home.genesis.chainId,
+              proposerAddress: home.genesis.proposerAddress,
               startDaHeight: home.genesis.daStartHeight,
               lastAppliedDaHeight: lastApplied?.headerDaHeight ?? 0n,
               pollMs: Math.max(10, Math.min(1000, Math.floor(config.da.block_time / 2))),

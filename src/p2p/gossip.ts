@@ -6,13 +6,11 @@ import type { GossipTopic, NodeMetrics } from '../metrics/index.js';
 import {
   BlockSchema,
   DataSchema,
-  HeaderSchema,
   InvalidBlockError,
   SignedHeaderSchema,
   headerHash,
-  sha256,
+  signedHeaderProblem,
   txsHash,
-  verifyEd25519,
   type Block,
   type Data,
   type SignedHeader,
@@ -63,23 +61,20 @@ const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 /**
- * The HeaderValidator for a chain: the signer's key hashes to the genesis
- * proposer address and signs the header bytes (DESIGN.md §6).
+ * The HeaderValidator for a chain: the header is the genesis proposer's and
+ * signed by it, as ev-node checks (signedHeaderProblem, DESIGN.md §6).
  */
 export function proposerHeaderValidator(proposerAddress: Uint8Array): HeaderValidator {
   return (signed) => {
-    const header = signed.header;
-    const signer = signed.signer;
-    if (!header || !signer) throw new Error('header or signer missing');
-    if (Buffer.compare(header.proposerAddress, proposerAddress) !== 0) throw new Error("proposer is not the chain's aggregator");
-    if (Buffer.compare(sha256(signer.pubKey), proposerAddress) !== 0) throw new Error('signer public key does not match the proposer address');
-    if (!verifyEd25519(signer.pubKey, toBinary(HeaderSchema, header), signed.signature)) throw new Error('signature does not verify');
+    const problem = signedHeaderProblem(signed, proposerAddress);
+    if (problem) throw new Error(problem);
   };
 }
 
 /**
  * Block gossip on `<chain_id>-header` (SignedHeader protobuf) and
- * `<chain_id>-data` (Data protobuf). Gossipsub runs with asyncValidation: the
+ * `<chain_id>-data` (Data protobuf) — the bytes of ev-node's P2PSignedHeader
+ * and P2PData without their optional DA height hint. Gossipsub runs with asyncValidation: the
  * topic validators reject at once what does not decode, belongs to another
  * chain or carries a header the proposer did not sign (the sender's score
  * falls, nothing is forwarded); everything else waits here until header and

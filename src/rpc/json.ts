@@ -26,7 +26,7 @@ import {
   type MessageShape,
 } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
-import type { GetBlockRequest } from '../types/gen/node/v1/store_pb.js';
+import { GetBlockResponseSchema, type GetBlockRequest, type GetBlockResponse } from '../types/gen/node/v1/state_rpc_pb.js';
 
 // ---------------------------------------------------------------------------
 // Writer
@@ -42,6 +42,7 @@ const K_BYTES = 5; // standard base64 with padding
 const K_ENUM = 6; // proto name string (number when unknown)
 const K_MESSAGE = 7; // nested message, written by its plan
 const K_WKT = 8; // well-known type with a custom JSON form: protobuf-es toJson
+const K_RESERVED = 9; // a field the proto reserves but the spec's JSON still writes: always ""
 
 /** How a field holds its value(s). */
 const C_SINGLE = 0;
@@ -78,6 +79,19 @@ interface MessagePlan {
 }
 
 const plans = new WeakMap<DescMessage, MessagePlan>();
+
+/**
+ * Header fields ev-node reserves (proto/evnode/v1/evnode.proto: `reserved 5, 7,
+ * 9`) that the spec's GetBlock JSON (SPEC.md §2.1) still lists: written as ""
+ * at their place, which is also what their empty value would have been.
+ */
+const RESERVED_FIELDS_WRITTEN: Record<string, Array<{ number: number; name: string }>> = {
+  'node.v1.Header': [
+    { number: 5, name: 'last_commit_hash' },
+    { number: 7, name: 'consensus_hash' },
+    { number: 9, name: 'last_results_hash' },
+  ],
+};
 
 /** Well-known types whose proto3 JSON is not an object of their fields. */
 const WKT_CUSTOM = new Set([
@@ -185,17 +199,20 @@ function planFor(schema: DescMessage): MessagePlan {
   // Registered before its fields are planned, so a recursive message resolves to it.
   plans.set(schema, plan);
   if (!plan.wkt) {
-    const entries: FieldPlan[] = [];
+    const numbered: Array<{ number: number; plan: FieldPlan }> = [];
     for (const m of schema.members) {
       if (m.kind === 'oneof') {
         const members = new Map<string, FieldPlan>();
         for (const f of m.fields) members.set(f.localName, fieldPlan(f));
-        entries.push(new FieldPlan('', m.localName, C_SINGLE, -1, null, null, members));
+        numbered.push({ number: m.fields[0]!.number, plan: new FieldPlan('', m.localName, C_SINGLE, -1, null, null, members) });
       } else {
-        entries.push(fieldPlan(m));
+        numbered.push({ number: m.number, plan: fieldPlan(m) });
       }
     }
-    plan.entries = entries;
+    for (const r of RESERVED_FIELDS_WRITTEN[schema.typeName] ?? []) {
+      numbered.push({ number: r.number, plan: new FieldPlan(JSON.stringify(r.name) + ':', '', C_SINGLE, K_RESERVED, null, null, null) });
+    }
+    plan.entries = numbered.sort((a, b) => a.number - b.number).map((e) => e.plan);
   }
   return plan;
 }
@@ -249,6 +266,8 @@ function writeValue(kind: number, v: unknown, fp: FieldPlan): string {
       return v == null ? zeroOf(fp.sub!) : writeMessage(fp.sub!, v as Record<string, unknown>);
     case K_WKT:
       return v == null ? zeroOf(fp.sub!) : writeWkt(fp.sub!, v as Message);
+    case K_RESERVED:
+      return '""';
   }
   throw new Error(`unsupported value kind ${kind}`);
 }
@@ -349,6 +368,15 @@ export function writeSpecJson(schema: DescMessage, message: Message): string {
     lastArrayBuffer = null;
     lastBuffer = null;
   }
+}
+
+/**
+ * Reads a GetBlock JSON answer (parsed exactly, 64-bit integers as bigints or
+ * digit strings) into the message. The three header fields ev-node reserves are
+ * in the JSON but not in the schema: they are skipped, as any unknown key.
+ */
+export function readGetBlockJson(json: JsonValue): GetBlockResponse {
+  return fromJson(GetBlockResponseSchema, json, { ignoreUnknownFields: true });
 }
 
 // ---------------------------------------------------------------------------

@@ -15,7 +15,8 @@ export function p2pService(b: RpcBackend): ServiceImpl<typeof P2PService> {
         netInfo: create(NetInfoSchema, {
           id: net.id,
           listenAddresses: net.listen_addresses,
-          connectedPeers: net.connected_peers.map((p) => create(PeerInfoSchema, p)),
+          // Peer ids, as ev-node's NetworkInfo.ConnectedPeers (pkg/p2p/client.go).
+          connectedPeers: net.connected_peers.map((p) => p.id),
         }),
       });
     },

@@ -7,12 +7,21 @@ import {
   GetGenesisDaHeightResponseSchema,
   GetMetadataResponseSchema,
   GetNamespaceResponseSchema,
+  GetP2PStoreInfoResponseSchema,
   GetSignerInfoResponseSchema,
   GetStateResponseSchema,
   P2PService,
+  P2PStoreEntrySchema,
+  P2PStoreSnapshotSchema,
   StoreService,
+  encodedDataHash,
+  headerHash,
+  splitEncodedBlock,
+  timestampFromNanos,
   type GetBlockRequest,
   type GetBlockResponse,
+  type P2PStoreEntry,
+  type P2PStoreSnapshot,
 } from '../types/index.js';
 import type { RpcBackend } from './backend.js';
 import { p2pService } from './p2p-service.js';
@@ -54,6 +63,36 @@ export async function getBlockJson(store: BlockStore, cache: BlockJsonCache, req
   return json;
 }
 
+/**
+ * GetP2PStoreInfo's snapshots. ev-node answers from the go-header stores its P2P
+ * sync keeps (pkg/rpc/server/server.go, collectP2PStoreSnapshot): "Header Store"
+ * and "Data Store", each with its height and its head and tail entries (height,
+ * hash, time; none while empty). This node serves peers from its block store,
+ * so both come from there: the head is the latest block, the tail the first
+ * (initial height); the header store's hash is the header hash, the data
+ * store's the data hash (ev-node's Data.Hash, types/hashing.go).
+ */
+async function p2pStoreSnapshots(b: RpcBackend): Promise<P2PStoreSnapshot[]> {
+  const height = b.store.height();
+  const initialHeight = b.state().initialHeight;
+  const [head, tail] = height > 0n ? await Promise.all([b.store.getBlock(height), b.store.getBlock(initialHeight > 0n ? initialHeight : 1n)]) : [null, null];
+  const entries = (stored: typeof head): { header?: P2PStoreEntry; data?: P2PStoreEntry } => {
+    if (!stored) return {};
+    const block = decodeStoredBlock(stored);
+    const header = block.header!.header!;
+    const time = timestampFromNanos(header.time);
+    return {
+      header: create(P2PStoreEntrySchema, { height: header.height, hash: headerHash(header), time }),
+      data: create(P2PStoreEntrySchema, { height: header.height, hash: encodedDataHash(splitEncodedBlock(stored.bytes).data), time }),
+    };
+  };
+  const [headEntries, tailEntries] = [entries(head), entries(tail)];
+  return [
+    create(P2PStoreSnapshotSchema, { label: 'Header Store', height, head: headEntries.header, tail: tailEntries.header }),
+    create(P2PStoreSnapshotSchema, { label: 'Data Store', height, head: headEntries.data, tail: tailEntries.data }),
+  ];
+}
+
 export function storeService(b: RpcBackend): ServiceImpl<typeof StoreService> {
   return {
     async getBlock(req: GetBlockRequest) {
@@ -71,16 +110,21 @@ export function storeService(b: RpcBackend): ServiceImpl<typeof StoreService> {
     async getGenesisDaHeight() {
       return create(GetGenesisDaHeightResponseSchema, { height: b.genesisDaHeight });
     },
+    async getP2PStoreInfo() {
+      return create(GetP2PStoreInfoResponseSchema, { stores: await p2pStoreSnapshots(b) });
+    },
   };
 }
 
 export function configService(b: RpcBackend): ServiceImpl<typeof ConfigService> {
   return {
     async getNamespace() {
-      return create(GetNamespaceResponseSchema, { headerNamespace: b.namespaces.header, dataNamespace: b.namespaces.data });
+      // 0x-prefixed hex, as ev-node's Namespace.HexString writes them (pkg/da/types/namespace.go).
+      return create(GetNamespaceResponseSchema, { headerNamespace: `0x${b.namespaces.header}`, dataNamespace: `0x${b.namespaces.data}` });
     },
     async getSignerInfo() {
-      return create(GetSignerInfoResponseSchema, { publicKey: b.signer.publicKey, address: b.signer.address });
+      // ev-node answers the proposer address only (pkg/rpc/server/server.go, GetSignerInfo).
+      return create(GetSignerInfoResponseSchema, { address: b.signer.address });
     },
   };
 }

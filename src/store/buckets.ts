@@ -31,6 +31,8 @@ export enum MetadataKey {
   genesisDaHeight = 'genesis_da_height',
   /** Highest height whose header and data are both on DA (8 bytes BE). */
   daIncludedHeight = 'da_included_height',
+  /** Format of the blocks and state this store holds (decimal text, see STORE_FORMAT_VERSION); absent in stores written before it. */
+  storeFormatVersion = 'store_format_version',
 }
 
 export function bucketKey(bucket: Bucket, suffix: Uint8Array = new Uint8Array(0)): Uint8Array {

@@ -31,6 +31,18 @@ export class StoreLockedError extends Error {
 }
 
 /**
+ * Format of the blocks and state this node writes. 2: ev-node's wire format
+ * (slim headers, libp2p-marshalled signer keys, ev-node's State). Stores
+ * written before carry no version (format 1): their headers hash and their
+ * state decodes differently, so they are refused, never read.
+ */
+export const STORE_FORMAT_VERSION = 2;
+
+export class StoreFormatError extends Error {
+  readonly code = 'STORE_FORMAT';
+}
+
+/**
  * The node's LevelDB: blocks, hash index, state, metadata and DA heights.
  * Every block goes in with its state in one atomic batch, so after a crash the
  * store holds either the whole block or none of it.
@@ -66,11 +78,35 @@ export class BlockStore {
       throw new Error(`cannot open the store ${path}: ${(cause as Error | undefined)?.message ?? (err as Error).message}${remedy ? `; ${remedy}` : ''}`);
     }
     const store = new BlockStore(db, path);
+    try {
+      await store.checkFormat();
+    } catch (err) {
+      await db.close();
+      throw err;
+    }
     const state = await store.getState();
     store.latestHeight = state?.lastBlockHeight ?? 0n;
     const included = await store.getMetadata(MetadataKey.daIncludedHeight);
     store.daIncluded = included ? readHeight(included) : 0n;
     return store;
+  }
+
+  /**
+   * Refuses a store written in another format; marks a new (stateless) store
+   * with this node's format before anything is written to it.
+   */
+  private async checkFormat(): Promise<void> {
+    const stored = await this.getMetadata(MetadataKey.storeFormatVersion);
+    const version = stored ? new TextDecoder().decode(stored) : null;
+    if (version === String(STORE_FORMAT_VERSION)) return;
+    if (version === null && !(await this.db.get(bucketKey(Bucket.state)))) {
+      return this.setMetadata(MetadataKey.storeFormatVersion, new TextEncoder().encode(String(STORE_FORMAT_VERSION)));
+    }
+    const written = version === null ? 'an older noded (block format 1, before the ev-node wire format)' : `block format ${version}`;
+    throw new StoreFormatError(
+      `the store ${this.path} was written by ${written}; this noded reads block format ${STORE_FORMAT_VERSION} only. ` +
+        'Stop the node, run `noded reset soft`, then `noded start` again to resync the chain from DA and peers',
+    );
   }
 
   /** Height of the last committed block (0 before the first). */

@@ -1,3 +1,4 @@
+import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, createHash, type KeyObject } from 'node:crypto';
 
 // DER prefixes that wrap a raw 32-byte ed25519 seed / public key, so node:crypto
@@ -11,10 +12,55 @@ export function sha256(...parts: Uint8Array[]): Uint8Array {
   return new Uint8Array(h.digest().buffer.slice(0));
 }
 
+/**
+ * Header of libp2p's protobuf PublicKey {Type: Ed25519 (1), Data: 32 bytes}:
+ * field 1 varint 1, field 2 length 32. What go-libp2p's crypto.MarshalPublicKey
+ * and @libp2p/crypto's publicKeyToProtobuf write for an ed25519 key.
+ */
+const LIBP2P_ED25519_PUBLIC_KEY_PREFIX = new Uint8Array([0x08, 0x01, 0x12, 0x20]);
+
+/**
+ * An ed25519 public key as libp2p marshals it: the form of `Signer.pub_key`
+ * (ev-node types/signer.go, MarshalledPubKey) and of a peer id's identity multihash.
+ */
+export function marshalEd25519PublicKey(publicKey: Uint8Array): Uint8Array {
+  const out = new Uint8Array(LIBP2P_ED25519_PUBLIC_KEY_PREFIX.length + publicKey.length);
+  out.set(LIBP2P_ED25519_PUBLIC_KEY_PREFIX);
+  out.set(publicKey, LIBP2P_ED25519_PUBLIC_KEY_PREFIX.length);
+  return out;
+}
+
+/**
+ * The raw ed25519 key of a libp2p-marshalled public key (ev-node reads
+ * `Signer.pub_key` with crypto.UnmarshalPublicKey). Throws for another key
+ * type: this node verifies ed25519 signatures only.
+ */
+export function unmarshalEd25519PublicKey(marshalled: Uint8Array): Uint8Array {
+  let type: number | undefined;
+  let data: Uint8Array | undefined;
+  try {
+    const reader = new BinaryReader(marshalled);
+    while (reader.pos < reader.len) {
+      const [no, wireType] = reader.tag();
+      if (no === 1 && wireType === WireType.Varint) type = reader.int32();
+      else if (no === 2 && wireType === WireType.LengthDelimited) data = reader.bytes();
+      else reader.skip(wireType, no);
+    }
+  } catch (err) {
+    throw new Error(`signer public key is not a libp2p public key: ${(err as Error).message}`);
+  }
+  if (type === undefined || data === undefined) throw new Error('signer public key is not a libp2p public key (type or data missing)');
+  if (type !== 1) throw new Error(`signer public key is of libp2p key type ${type}; only ed25519 (1) is supported`);
+  if (data.length !== 32) throw new Error(`signer ed25519 public key is ${data.length} bytes, expected 32`);
+  return data;
+}
+
 /** An ed25519 key pair held as raw 32-byte seed and public key. */
 export class Ed25519Key {
   readonly publicKey: Uint8Array;
-  /** sha256(public key): the proposer address of DESIGN.md §6. */
+  /** The public key as libp2p marshals it: what `Signer.pub_key` holds. */
+  readonly marshalledPublicKey: Uint8Array;
+  /** sha256(raw public key): the proposer address of DESIGN.md §6 (ev-node types/signer.go, NewSigner). */
   readonly address: Uint8Array;
   private readonly privateKeyObject: KeyObject;
 
@@ -22,6 +68,7 @@ export class Ed25519Key {
     this.privateKeyObject = createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]), format: 'der', type: 'pkcs8' });
     const spki = createPublicKey(this.privateKeyObject).export({ format: 'der', type: 'spki' });
     this.publicKey = new Uint8Array(spki.subarray(SPKI_ED25519_PREFIX.length));
+    this.marshalledPublicKey = marshalEd25519PublicKey(this.publicKey);
     this.address = sha256(this.publicKey);
   }
 
@@ -88,7 +135,7 @@ function base58btc(bytes: Uint8Array): string {
  * form that peers put after `/p2p/` in their addresses.
  */
 export function libp2pPeerId(publicKey: Uint8Array): string {
-  const protobufKey = Buffer.concat([Buffer.from([0x08, 0x01, 0x12, 0x20]), publicKey]);
+  const protobufKey = marshalEd25519PublicKey(publicKey);
   return base58btc(Buffer.concat([Buffer.from([0x00, protobufKey.length]), protobufKey]));
 }
 

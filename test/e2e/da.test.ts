@@ -133,11 +133,11 @@ describe('DA layer', () => {
     const forged = (height: bigint, mutate?: (b: ReturnType<typeof buildBlock>) => void) => {
       const b = buildBlock({
         chainId: 'da-forged', height, time: BigInt(Date.now()) * 1_000_000n, txs: [new TextEncoder().encode('evil=1')],
-        lastHeaderHash: new Uint8Array(0), lastCommitHash: new Uint8Array(0), lastDataHash: new Uint8Array(0),
+        lastHeaderHash: new Uint8Array(0), lastDataHash: new Uint8Array(0),
         appHash: new Uint8Array(32), signer: intruder,
       });
       mutate?.(b);
-      return blockBlobs(b, ns);
+      return blockBlobs(b, ns, intruder);
     };
     const tx = {}; // the defaults: the DA node estimates under its default cap
     await client.submit(forged(1n), tx); // wrong proposer

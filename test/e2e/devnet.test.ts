@@ -2,11 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
-import { fromJson, toBinary } from '@bufbuild/protobuf';
+import { readGetBlockJson } from '../../src/rpc/json.js';
 import { createClient } from '@connectrpc/connect';
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
 import { Comet38Client } from '@cosmjs/tendermint-rpc';
-import { GetBlockResponseSchema, HeaderSchema, StoreService, headerHash, sha256, txsHash, verifyEd25519 } from '../../src/types/index.js';
+import { StoreService, headerHash, signedHeaderProblem, txsHash } from '../../src/types/index.js';
 import { parseJsonExact } from '../../src/util/index.js';
 import { Daemon, getBlockJson, killAll, latestHeight, runCli, tempHome, waitFor } from '../helpers/daemon.js';
 
@@ -45,7 +45,7 @@ describe('a devnet aggregator', () => {
     const signed = json.block.header;
     expect(Object.keys(signed).sort()).toEqual(['header', 'signature', 'signer']);
     expect(Object.keys(signed.header).sort()).toEqual([...HEADER_FIELDS].sort());
-    expect(signed.header.version).toEqual({ block: 1, app: 0 });
+    expect(signed.header.version).toEqual({ block: 11, app: 0 });
     expect(signed.header.height).toBe(2);
     expect(typeof signed.header.time).toBe('number');
     expect(signed.header.chain_id).toBe('devnet-test');
@@ -62,7 +62,7 @@ describe('a devnet aggregator', () => {
 
   it('returns the identical block by hash, and 404 naming the height for a missing one', async () => {
     const byHeight = await getBlockJson(node.rpc, { height: 2 });
-    const parsed = fromJson(GetBlockResponseSchema, parseJsonExact(byHeight.text) as never);
+    const parsed = readGetBlockJson(parseJsonExact(byHeight.text) as never);
     const hash = Buffer.from(headerHash(parsed.block!.header!.header!)).toString('base64');
     const byHash = await getBlockJson(node.rpc, { hash });
     expect(byHash.status).toBe(200);
@@ -146,13 +146,12 @@ describe('a devnet aggregator', () => {
     for (let h = 1; h <= head; h++) {
       const { text } = await getBlockJson(node.rpc, { height: h });
       // Nanosecond times exceed 2^53: parse them exactly, as a client must.
-      const res = fromJson(GetBlockResponseSchema, parseJsonExact(text) as never);
+      const res = readGetBlockJson(parseJsonExact(text) as never);
       const signed = res.block!.header!;
       const header = signed.header!;
       expect(header.height).toBe(BigInt(h));
       if (prevHash) expect(Buffer.from(header.lastHeaderHash).equals(Buffer.from(prevHash)), `link at ${h}`).toBe(true);
-      expect(verifyEd25519(signed.signer!.pubKey, toBinary(HeaderSchema, header), signed.signature), `signature at ${h}`).toBe(true);
-      expect(Buffer.from(sha256(signed.signer!.pubKey)).equals(Buffer.from(header.proposerAddress))).toBe(true);
+      expect(signedHeaderProblem(signed, header.proposerAddress), `signature at ${h}`).toBeNull();
       expect(Buffer.from(txsHash(res.block!.data!.txs)).equals(Buffer.from(header.dataHash)), `data_hash at ${h}`).toBe(true);
       prevHash = headerHash(header);
     }

@@ -3,9 +3,9 @@ import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
-import { fromJson } from '@bufbuild/protobuf';
 import { parseConfigText } from '../../src/config/index.js';
-import { GetBlockResponseSchema, headerHash, type Block } from '../../src/types/index.js';
+import { readGetBlockJson } from '../../src/rpc/json.js';
+import { headerHash, type Block } from '../../src/types/index.js';
 import { parseJsonExact } from '../../src/util/index.js';
 import { Daemon, getBlockJson, killAll, latestHeight, runCli, tempHome, waitFor, type RunResult } from '../helpers/daemon.js';
 
@@ -67,7 +67,7 @@ async function fetchBlock(rpc: string, height: number): Promise<Block | null> {
   const r = await getBlockJson(rpc, { height });
   if (r.status === 404) return null;
   if (r.status !== 200) throw new Error(`GetBlock ${height}: HTTP ${r.status} ${r.text}`);
-  return fromJson(GetBlockResponseSchema, parseJsonExact(r.text) as never).block!;
+  return readGetBlockJson(parseJsonExact(r.text) as never).block!;
 }
 
 const hashHex = (b: Block) => Buffer.from(headerHash(b.header!.header!)).toString('hex');

@@ -25,7 +25,7 @@ async function kv(maxTxs = 100) {
     const bytes = txs.map(enc);
     const result = await exec.executeTxs(bytes, height, height, prevRoot);
     const block = buildBlock({
-      chainId: 'c', height, time: height, txs: bytes, lastHeaderHash: new Uint8Array(32), lastCommitHash: new Uint8Array(32),
+      chainId: 'c', height, time: height, txs: bytes, lastHeaderHash: new Uint8Array(32),
       lastDataHash: new Uint8Array(32), appHash: prevRoot, signer,
     });
     await store.commitBlock(block, headerHash(block.header!.header!), create(StateSchema, { lastBlockHeight: height }), result.storeOps);

@@ -8,7 +8,6 @@ export function sampleBlock(height: bigint, signer: Ed25519Key): Block {
     time: height,
     txs: [new TextEncoder().encode(`k${height}=v`)],
     lastHeaderHash: new Uint8Array(32),
-    lastCommitHash: new Uint8Array(32),
     lastDataHash: new Uint8Array(32),
     appHash: new Uint8Array(32),
     signer,

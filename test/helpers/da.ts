@@ -39,7 +39,7 @@ export async function headerPostings(daAddress: string, chainId: string, token =
     const counts = new Map<bigint, number>();
     for (let h = 1n; h <= head; h++) {
       for (const blob of await client.getAll(h, [ns])) {
-        const height = decodeHeaderBlob(blob.data).header!.height;
+        const height = decodeHeaderBlob(blob.data).signed.header!.height;
         counts.set(height, (counts.get(height) ?? 0) + 1);
       }
     }

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
 import { P2PHost, type EncodedBlockAt, type P2PHostOptions } from '../../src/p2p/index.js';
-import { Ed25519Key, buildBlock, commitHash, encodeBlock, fullDataHash, headerHash, validateBlock, type Block } from '../../src/types/index.js';
+import { Ed25519Key, buildBlock, encodeBlock, fullDataHash, headerHash, validateBlock, type Block } from '../../src/types/index.js';
 
 export const CHAIN_ID = 'p2p-test';
 
@@ -9,7 +9,6 @@ export const CHAIN_ID = 'p2p-test';
 export function makeBlocks(signer: Ed25519Key, count: number, opts: { chainId?: string; startTime?: bigint } = {}): Block[] {
   const blocks: Block[] = [];
   let lastHeaderHash: Uint8Array = new Uint8Array(0);
-  let lastCommitHash: Uint8Array = new Uint8Array(0);
   let lastDataHash: Uint8Array = new Uint8Array(0);
   for (let h = 1n; h <= BigInt(count); h++) {
     const block = buildBlock({
@@ -18,13 +17,11 @@ export function makeBlocks(signer: Ed25519Key, count: number, opts: { chainId?: 
       time: (opts.startTime ?? 1_700_000_000_000_000_000n) + h * 1_000_000_000n,
       txs: [new TextEncoder().encode(`k${h}=v${h}`)],
       lastHeaderHash,
-      lastCommitHash,
       lastDataHash,
       appHash: new Uint8Array(32),
       signer,
     });
     lastHeaderHash = headerHash(block.header!.header!);
-    lastCommitHash = commitHash(block.header!.signature);
     lastDataHash = fullDataHash(block.data!);
     blocks.push(block);
   }
@@ -39,7 +36,6 @@ export function nextBlock(prev: Block, signer: Ed25519Key, proposer = signer): B
     time: prev.header!.header!.time + 1_000_000_000n,
     txs: [new TextEncoder().encode('forged=1')],
     lastHeaderHash: headerHash(prev.header!.header!),
-    lastCommitHash: commitHash(prev.header!.signature),
     lastDataHash: fullDataHash(prev.data!),
     appHash: new Uint8Array(32),
     signer,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { create, createFileRegistry, fromBinary } from '@bufbuild/protobuf';
-import { FileDescriptorProtoSchema } from '@bufbuild/protobuf/wkt';
+import { FileDescriptorProtoSchema, FileDescriptorSetSchema, type FileDescriptorProto } from '@bufbuild/protobuf/wkt';
 import { ServerReflectionRequestSchema, type ServerReflectionRequest } from '../../src/types/gen/grpc/reflection/v1/reflection_pb.js';
 import { ServerReflection } from '../../src/rpc/reflection.js';
 import { ConfigService, P2PService, StoreService } from '../../src/types/index.js';
@@ -14,6 +14,23 @@ function files(answer: ReturnType<typeof ask>) {
   expect(answer.messageResponse?.case).toBe('fileDescriptorResponse');
   const protos = (answer.messageResponse!.value as { fileDescriptorProto: Uint8Array[] }).fileDescriptorProto.map((b) => fromBinary(FileDescriptorProtoSchema, b));
   return new Map(protos.map((p) => [p.name, p]));
+}
+
+/**
+ * A file and its imports from `files`, each after what it imports: the order a
+ * FileDescriptorSet needs. (createFileRegistry's resolver form adds the imports
+ * of one file in reverse import order, which fails when a later import imports
+ * an earlier one, as ev-node's state_rpc.proto does with evnode.proto and state.proto.)
+ */
+function dependenciesFirst(file: FileDescriptorProto, files: Map<string, FileDescriptorProto>): FileDescriptorProto[] {
+  const ordered = new Map<string, FileDescriptorProto>();
+  const visit = (f: FileDescriptorProto) => {
+    if (ordered.has(f.name)) return;
+    for (const dep of f.dependency) visit(files.get(dep)!);
+    ordered.set(f.name, f);
+  };
+  visit(file);
+  return [...ordered.values()];
 }
 
 // Behaviour after grpc-go's reflection/internal/internal.go (the server buf curl and grpcurl are written against).
@@ -33,7 +50,7 @@ describe('gRPC server reflection', () => {
       const got = files(ask({ case: 'fileContainingSymbol', value: symbol }));
       // The asked file comes first, as grpc-go sends it; its imports follow.
       const [first] = got.values();
-      const registry = createFileRegistry(first!, (name) => got.get(name));
+      const registry = createFileRegistry(create(FileDescriptorSetSchema, { file: dependenciesFirst(first!, got) }));
       expect(registry.getService('node.v1.StoreService')?.methods.map((m) => m.name), symbol).toContain('GetBlock');
       expect(registry.getMessage('google.protobuf.Empty'), symbol).toBeDefined();
     }

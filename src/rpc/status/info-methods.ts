@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { cometNodeId } from '../../types/index.js';
+import { cometNodeId, nanosOfTimestamp } from '../../types/index.js';
 import type { ChainView, StatusMethod } from './chain-view.js';
 import { b64, hex, omitEmpty, rfc3339Nano } from './encoding.js';
 import { internalError } from './jsonrpc.js';
@@ -46,11 +46,11 @@ export function infoMethods(view: ChainView): Record<string, StatusMethod> {
             latest_block_hash: latest ? hex(latest.hash) : '',
             latest_app_hash: hex(state.appHash),
             latest_block_height: state.lastBlockHeight.toString(),
-            latest_block_time: rfc3339Nano(state.lastBlockTime),
+            latest_block_time: rfc3339Nano(nanosOfTimestamp(state.lastBlockTime)),
             earliest_block_hash: earliest ? hex(earliest.hash) : '',
             earliest_app_hash: earliest ? hex(earliest.block.header!.header!.appHash) : '',
             earliest_block_height: earliestHeight.toString(),
-            earliest_block_time: earliest ? rfc3339Nano(earliest.block.header!.header!.time) : rfc3339Nano(state.lastBlockTime),
+            earliest_block_time: earliest ? rfc3339Nano(earliest.block.header!.header!.time) : rfc3339Nano(nanosOfTimestamp(state.lastBlockTime)),
             catching_up: b.catchingUp(),
           },
           validator_info: {

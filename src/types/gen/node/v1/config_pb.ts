@@ -2,19 +2,26 @@
 // @generated from file node/v1/config.proto (package node.v1, syntax proto3)
 /* eslint-disable */
 
+// ev-node's proto/evnode/v1/config.proto (evstack/ev-node 74eccbace), package evnode.v1 renamed to node.v1 and nothing else:
+// field numbers, names and types are the wire contract with ev-node's clients (DESIGN.md §6).
+
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { EmptySchema } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_empty } from "@bufbuild/protobuf/wkt";
+import { file_node_v1_node } from "./node_pb.js";
+import { file_node_v1_state } from "./state_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file node/v1/config.proto.
  */
 export const file_node_v1_config: GenFile = /*@__PURE__*/
-  fileDesc("ChRub2RlL3YxL2NvbmZpZy5wcm90bxIHbm9kZS52MSJIChRHZXROYW1lc3BhY2VSZXNwb25zZRIYChBoZWFkZXJfbmFtZXNwYWNlGAEgASgJEhYKDmRhdGFfbmFtZXNwYWNlGAIgASgJIjwKFUdldFNpZ25lckluZm9SZXNwb25zZRISCgpwdWJsaWNfa2V5GAEgASgMEg8KB2FkZHJlc3MYAiABKAwyowEKDUNvbmZpZ1NlcnZpY2USRwoMR2V0TmFtZXNwYWNlEhYuZ29vZ2xlLnByb3RvYnVmLkVtcHR5Gh0ubm9kZS52MS5HZXROYW1lc3BhY2VSZXNwb25zZSIAEkkKDUdldFNpZ25lckluZm8SFi5nb29nbGUucHJvdG9idWYuRW1wdHkaHi5ub2RlLnYxLkdldFNpZ25lckluZm9SZXNwb25zZSIAYgZwcm90bzM", [file_google_protobuf_empty]);
+  fileDesc("ChRub2RlL3YxL2NvbmZpZy5wcm90bxIHbm9kZS52MSJIChRHZXROYW1lc3BhY2VSZXNwb25zZRIYChBoZWFkZXJfbmFtZXNwYWNlGAEgASgJEhYKDmRhdGFfbmFtZXNwYWNlGAIgASgJIigKFUdldFNpZ25lckluZm9SZXNwb25zZRIPCgdhZGRyZXNzGAEgASgMMqMBCg1Db25maWdTZXJ2aWNlEkcKDEdldE5hbWVzcGFjZRIWLmdvb2dsZS5wcm90b2J1Zi5FbXB0eRodLm5vZGUudjEuR2V0TmFtZXNwYWNlUmVzcG9uc2UiABJJCg1HZXRTaWduZXJJbmZvEhYuZ29vZ2xlLnByb3RvYnVmLkVtcHR5Gh4ubm9kZS52MS5HZXRTaWduZXJJbmZvUmVzcG9uc2UiAGIGcHJvdG8z", [file_google_protobuf_empty, file_node_v1_node, file_node_v1_state]);
 
 /**
+ * GetNamespaceResponse returns the namespace for this network
+ *
  * @generated from message node.v1.GetNamespaceResponse
  */
 export type GetNamespaceResponse = Message<"node.v1.GetNamespaceResponse"> & {
@@ -37,16 +44,13 @@ export const GetNamespaceResponseSchema: GenMessage<GetNamespaceResponse> = /*@_
   messageDesc(file_node_v1_config, 0);
 
 /**
+ * GetSignerInfoResponse returns information about the signer
+ *
  * @generated from message node.v1.GetSignerInfoResponse
  */
 export type GetSignerInfoResponse = Message<"node.v1.GetSignerInfoResponse"> & {
   /**
-   * @generated from field: bytes public_key = 1;
-   */
-  publicKey: Uint8Array;
-
-  /**
-   * @generated from field: bytes address = 2;
+   * @generated from field: bytes address = 1;
    */
   address: Uint8Array;
 };
@@ -59,13 +63,13 @@ export const GetSignerInfoResponseSchema: GenMessage<GetSignerInfoResponse> = /*
   messageDesc(file_node_v1_config, 1);
 
 /**
- * ConfigService answers questions about the node's configuration.
+ * ConfigService defines the RPC service for configuration queries
  *
  * @generated from service node.v1.ConfigService
  */
 export const ConfigService: GenService<{
   /**
-   * GetNamespace returns the DA namespaces (hex) the chain posts to.
+   * GetNamespace returns the namespace for this network
    *
    * @generated from rpc node.v1.ConfigService.GetNamespace
    */
@@ -75,7 +79,7 @@ export const ConfigService: GenService<{
     output: typeof GetNamespaceResponseSchema;
   },
   /**
-   * GetSignerInfo returns the aggregator's signing identity.
+   * GetSignerInfo returns information about the signer
    *
    * @generated from rpc node.v1.ConfigService.GetSignerInfo
    */
