@@ -19,4 +19,4 @@ export {
   type HostProtocol,
   type PeerAddress,
 } from './peer-address.js';
-export { NAMESPACE_SIZE, daNamespace, dataNamespace } from './namespace.js';
+export { NAMESPACE_SIZE, daNamespace, daNamespaces } from './namespace.js';

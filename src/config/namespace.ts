@@ -7,14 +7,22 @@ export const NAMESPACE_SIZE = 29;
 const NAME_HASH_OFFSET = 19;
 const NAME_HASH_SIZE = 10;
 
-/** The version-0 namespace of `name` (da.namespace, or the chain id when that is empty): headers go here. */
+/**
+ * The version-0 namespace of `name`, as ev-node's NamespaceFromString
+ * (pkg/da/types/namespace.go) makes it from da.namespace (or the chain id).
+ */
 export function daNamespace(name: string): Uint8Array {
   const namespace = new Uint8Array(NAMESPACE_SIZE);
   namespace.set(createHash('sha256').update(name).digest().subarray(0, NAME_HASH_SIZE), NAME_HASH_OFFSET);
   return namespace;
 }
 
-/** The namespace block data goes to, kept apart from headers so light readers skip it. */
-export function dataNamespace(name: string): Uint8Array {
-  return daNamespace(`${name}-data`);
+/**
+ * The chain's namespaces: headers in da.namespace's, data in
+ * da.data_namespace's, or with the headers when that is empty — ev-node's
+ * GetDataNamespace (pkg/config/config.go) falls back the same way.
+ */
+export function daNamespaces(name: string, dataName: string): { header: Uint8Array; data: Uint8Array } {
+  const header = daNamespace(name);
+  return { header, data: dataName ? daNamespace(dataName) : header };
 }

@@ -139,7 +139,7 @@ export class DaRetriever {
             continue;
           }
         }
-        const blobs = await this.client.getAll(this.next, [this.namespaces.header, this.namespaces.data], signal);
+        const blobs = await this.client.getAll(this.next, this.readNamespaces, signal);
         this.ingest(blobs, this.next);
         await this.applyReady();
         this.activity.lastSuccessAt = Date.now();
@@ -160,10 +160,26 @@ export class DaRetriever {
     }
   }
 
+  /** The namespaces asked at each DA height: one, when data shares the headers' (ev-node's fetchBlobs asks once then). */
+  private get readNamespaces(): Uint8Array[] {
+    const { header, data } = this.namespaces;
+    return sameNamespace(header, data) ? [header] : [header, data];
+  }
+
+  /**
+   * Every blob is tried as a header, then as block data, whatever namespace it
+   * came in, as ev-node's processBlobs does (block/internal/syncing/da_retriever.go):
+   * with data in the headers' namespace (ev-node's default) that is how they
+   * are told apart. A blob that is neither is skipped with both reasons.
+   */
   private ingest(blobs: Blob[], daHeight: bigint): void {
     for (const blob of blobs) {
-      if (sameNamespace(blob.namespace, this.namespaces.header)) this.ingestHeader(blob, daHeight);
-      else if (sameNamespace(blob.namespace, this.namespaces.data)) this.ingestData(blob, daHeight);
+      if (blob.data.length === 0) continue;
+      const notHeader = this.ingestHeader(blob, daHeight);
+      if (notHeader === null) continue;
+      const notData = this.ingestData(blob, daHeight);
+      if (notData === null) continue;
+      this.skip(daHeight, `neither a header (${notHeader}) nor block data (${notData})`);
     }
   }
 
@@ -172,28 +188,29 @@ export class DaRetriever {
    * tryDecodeHeader): a DA envelope must carry a valid envelope signature;
    * after the first such envelope, only envelopes are taken; the header needs
    * a proposer, which must be the chain's, and a time, not more than a minute ahead.
+   * Returns null when taken, else why the blob is no header of this chain.
    */
-  private ingestHeader(blob: Blob, daHeight: bigint): void {
+  private ingestHeader(blob: Blob, daHeight: bigint): string | null {
     let decoded: HeaderBlob;
     try {
       decoded = decodeHeaderBlob(blob.data);
     } catch (err) {
-      return this.skip(daHeight, `not a signed header: ${(err as Error).message}`);
+      return `not a signed header: ${(err as Error).message}`;
     }
     const header = decoded.signed.header;
-    if (!header) return this.skip(daHeight, 'signed header without a header');
-    if (header.chainId !== this.opts.chainId) return this.skip(daHeight, `header of another chain (${header.chainId})`);
+    if (!header) return 'signed header without a header';
+    if (header.chainId !== this.opts.chainId) return `header of another chain (${JSON.stringify(header.chainId)})`;
     const validEnvelope = decoded.envelopeSignature.length > 0;
     if (validEnvelope) {
       const problem = envelopeSignatureProblem(decoded);
-      if (problem) return this.skip(daHeight, problem);
+      if (problem) return problem;
     } else if (this.strictMode) {
-      return this.skip(daHeight, 'a header without a DA envelope signature, after signed envelopes (strict mode)');
+      return 'a header without a DA envelope signature, after signed envelopes (strict mode)';
     }
-    if (header.proposerAddress.length === 0) return this.skip(daHeight, 'header without a proposer address');
-    if (header.time === 0n) return this.skip(daHeight, 'header timestamp cannot be zero');
-    if (header.time > BigInt(Date.now()) * 1_000_000n + MAX_CLOCK_DRIFT_NS) return this.skip(daHeight, 'header timestamp too far in the future');
-    if (Buffer.compare(header.proposerAddress, this.opts.proposerAddress) !== 0) return this.skip(daHeight, "proposer is not the chain's aggregator");
+    if (header.proposerAddress.length === 0) return 'header without a proposer address';
+    if (header.time === 0n) return 'header timestamp cannot be zero';
+    if (header.time > BigInt(Date.now()) * 1_000_000n + MAX_CLOCK_DRIFT_NS) return 'header timestamp too far in the future';
+    if (Buffer.compare(header.proposerAddress, this.opts.proposerAddress) !== 0) return "proposer is not the chain's aggregator";
     if (validEnvelope && !this.strictMode) {
       this.strictMode = true;
       this.logger.info({ height: Number(header.height), daHeight: Number(daHeight) }, 'valid DA envelope seen: header blobs without one are skipped from now on');
@@ -201,20 +218,25 @@ export class DaRetriever {
     const list = this.headers.get(header.height) ?? [];
     list.push({ signed: decoded.signed, daHeight });
     this.headers.set(header.height, list);
+    return null;
   }
 
-  /** Takes a data blob as ev-node's SignedData, signed over its Data (da_retriever.go tryDecodeData). */
-  private ingestData(blob: Blob, daHeight: bigint): void {
+  /**
+   * Takes a data blob as ev-node's SignedData, signed over its Data (da_retriever.go tryDecodeData).
+   * Returns null when taken, else why the blob is no block data.
+   */
+  private ingestData(blob: Blob, daHeight: bigint): string | null {
     let decoded: DataBlob;
     try {
       decoded = decodeDataBlob(blob.data);
     } catch (err) {
-      return this.skip(daHeight, `not signed block data: ${(err as Error).message}`);
+      return `not signed block data: ${(err as Error).message}`;
     }
     const problem = signedDataProblem(decoded);
-    if (problem) return this.skip(daHeight, problem);
+    if (problem) return problem;
     const height = decoded.data.metadata?.height ?? 0n;
     this.data.set(dataKey(height, txsHash(decoded.data.txs)), { data: decoded.data, daHeight });
+    return null;
   }
 
   /**

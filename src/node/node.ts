@@ -1,6 +1,6 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Config } from '../config/index.js';
-import { daNamespace, dataNamespace, parsePeerList } from '../config/index.js';
+import { daNamespaces, parsePeerList } from '../config/index.js';
 import { DaCache, DaClient, DaRetriever, DaSubmitter, LocalDa, SELF_RESOLVED_DA_FAILURES, clearCache, type DaActivity, type DaNamespaces } from '../da/index.js';
 import { AbciExecutor, KvExecutor, Mempool, TxRejectedError, createExecutor, instrumentExecutor, type Executor } from '../exec/index.js';
 import { createNodeMetrics, type NodeReadings } from '../metrics/index.js';
@@ -139,8 +139,7 @@ export class Node {
       if (localDa) closers.push(() => localDa.close());
       const da = new DaClient({ address: localDa?.address ?? config.da.address, authToken: config.da.auth_token, requestTimeoutMs: config.da.request_timeout });
       closers.push(() => da.close());
-      const nsName = config.da.namespace || home.genesis.chainId;
-      const namespaces = { header: daNamespace(nsName), data: dataNamespace(nsName) };
+      const namespaces = daNamespaces(config.da.namespace || home.genesis.chainId, config.da.data_namespace);
       const cache = new DaCache(home.paths.cacheDir, logger.child({ module: 'da' }));
 
       const mempool = new Mempool({ maxTxs: config.node.mempool_max_txs, maxTxBytes: MAX_REQUEST_BYTES }, store);

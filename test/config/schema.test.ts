@@ -10,6 +10,7 @@ describe('defaults', () => {
         address: 'http://127.0.0.1:26658',
         auth_token: '',
         namespace: '',
+        data_namespace: '',
         gas_price: -1,
         max_gas_price: 0,
         gas_multiplier: 1.2,

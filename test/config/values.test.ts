@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NAMESPACE_SIZE, daNamespace, dataNamespace, formatDuration, parseDuration, parseHostPort, parsePeerList } from '../../src/config/index.js';
+import { NAMESPACE_SIZE, daNamespace, daNamespaces, formatDuration, parseDuration, parseHostPort, parsePeerList } from '../../src/config/index.js';
 
 describe('parseDuration', () => {
   it.each([
@@ -75,10 +75,10 @@ describe('DA namespaces', () => {
     expect(Buffer.from(ns.subarray(19)).toString('hex')).toBe('e50ce40e761159c416e7');
   });
 
-  it('are deterministic, and the data namespace differs from the header one', () => {
+  it('are deterministic; data shares the headers\' namespace unless da.data_namespace names its own (ev-node GetDataNamespace)', () => {
     expect(daNamespace('mychain-1')).toEqual(daNamespace('mychain-1'));
     expect(daNamespace('mychain-1')).not.toEqual(daNamespace('mychain-2'));
-    expect(dataNamespace('mychain-1')).toEqual(daNamespace('mychain-1-data'));
-    expect(dataNamespace('mychain-1')).not.toEqual(daNamespace('mychain-1'));
+    expect(daNamespaces('mychain-1', '')).toEqual({ header: daNamespace('mychain-1'), data: daNamespace('mychain-1') });
+    expect(daNamespaces('mychain-1', 'mychain-1-data')).toEqual({ header: daNamespace('mychain-1'), data: daNamespace('mychain-1-data') });
   });
 });

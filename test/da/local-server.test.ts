@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import { DaClient, type Blob } from '../../src/da/client.js';
 import { DaError } from '../../src/da/errors.js';
 import { DaErrorText, type TxConfig } from '../../src/da/types.js';
-import { daNamespace, dataNamespace } from '../../src/config/index.js';
+import { daNamespace } from '../../src/config/index.js';
 import { silentLogger, type Logger } from '../../src/log/index.js';
 import { BLOCK_LOG_FILE, LocalDa, LocalDaError, localCommitment, type LocalDaOptions } from '../../src/da/local/index.js';
 import { tempHome, waitFor } from '../helpers/daemon.js';
@@ -49,7 +49,7 @@ function capturingLogger(): { logger: Logger; lines: Array<Record<string, unknow
 }
 
 const HEADERS = daNamespace('local-da-test');
-const DATA = dataNamespace('local-da-test');
+const DATA = daNamespace('local-da-test-data');
 const OTHER = daNamespace('someone-else');
 const txConfig = (gasPrice = 0.002): TxConfig => ({ gas_price: gasPrice, is_gas_price_set: true, max_gas_price: 1, gas: 0, tx_priority: 0 });
 

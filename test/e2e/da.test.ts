@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { DaClient, blockBlobs } from '../../src/da/index.js';
-import { daNamespace, dataNamespace } from '../../src/config/index.js';
+import { daNamespaces } from '../../src/config/index.js';
 import { Ed25519Key, buildBlock } from '../../src/types/index.js';
 import { Daemon, getBlockJson, killAll, latestHeight, waitFor } from '../helpers/daemon.js';
 import { Homes } from '../helpers/homes.js';
@@ -50,6 +50,29 @@ describe('DA layer', () => {
     expect(status.result.sync_info.latest_app_hash).toBeTruthy();
     const kvFull = await fetch(`${fn.rpc}/tx`, { method: 'POST', body: 'a=1' });
     expect(kvFull.status).toBe(503);
+  });
+
+  it('with da.data_namespace set, data goes to its own namespace and a DA-only full node still follows', async () => {
+    const { aggregator, full } = await chainHomes('da-split');
+    const da = await DaServer.start(await newHome('da-host', false));
+    const split = ['--node.da.data_namespace', 'da-split-data'];
+    const agg = await Daemon.start(aggregator, [...AGG, ...daArgs(da, split)]);
+    const fn = await Daemon.start(full, daArgs(da, split));
+    expect((await fetch(`${agg.rpc}/tx`, { method: 'POST', body: 'split=1' })).status).toBe(200);
+    await waitFor(async () => (await (await fetch(`${fn.rpc}/kv/split`)).text()) === '1', 'the full node to apply the tx from DA', 20_000);
+    const height = Number((await (await fetch(`${fn.status}/status`)).json() as any).result.sync_info.latest_block_height);
+    const [, dataDa] = await waitFor(async () => {
+      const heights = await daHeightsOf(agg.rpc, height);
+      return heights[1] > 0 ? heights : null;
+    }, 'the data DA height');
+    const ns = daNamespaces('da-split', 'da-split-data');
+    const client = new DaClient({ address: da.address, authToken: '', requestTimeoutMs: 5000 });
+    try {
+      const inData = await client.getAll(BigInt(dataDa), [ns.data]);
+      expect(inData.length, 'blobs in the data namespace').toBeGreaterThan(0);
+    } finally {
+      await client.close();
+    }
   });
 
   it('DA outage: produces up to the cap, logs the cause, pauses, then posts the backlog once and resumes', async () => {
@@ -128,7 +151,7 @@ describe('DA layer', () => {
     // A lazy aggregator makes block 1 only when a tx waits: the forgeries below race for height 1 and 2.
     const fn = await Daemon.start(full, daArgs(da));
     const client = new DaClient({ address: da.address, authToken: '', requestTimeoutMs: 5000 });
-    const ns = { header: daNamespace('da-forged'), data: dataNamespace('da-forged') };
+    const ns = daNamespaces('da-forged', ''); // the node's default: data in the headers' namespace
     const intruder = Ed25519Key.generate();
     const forged = (height: bigint, mutate?: (b: ReturnType<typeof buildBlock>) => void) => {
       const b = buildBlock({

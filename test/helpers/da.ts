@@ -39,8 +39,15 @@ export async function headerPostings(daAddress: string, chainId: string, token =
     const counts = new Map<bigint, number>();
     for (let h = 1n; h <= head; h++) {
       for (const blob of await client.getAll(h, [ns])) {
-        const height = decodeHeaderBlob(blob.data).signed.header!.height;
-        counts.set(height, (counts.get(height) ?? 0) + 1);
+        // Block data shares the namespace (ev-node's default): count only what decodes as this chain's header.
+        let header;
+        try {
+          header = decodeHeaderBlob(blob.data).signed.header;
+        } catch {
+          continue;
+        }
+        if (!header || header.chainId !== chainId || header.proposerAddress.length === 0) continue;
+        counts.set(header.height, (counts.get(header.height) ?? 0) + 1);
       }
     }
     return counts;
