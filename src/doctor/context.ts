@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { parseDocument, stringify } from 'yaml';
 import {
   configKeys,
@@ -10,6 +10,7 @@ import {
   type Config,
   type ConfigFlags,
 } from '../config/index.js';
+import { dashboardLogFile } from '../dashboard/tty.js';
 import { nodeProcess } from './process.js';
 import { CHECK_IDS, type CheckId, type DoctorContext, type RawValue } from './types.js';
 
@@ -22,7 +23,7 @@ export interface DoctorOptions {
   timeoutMs?: number;
   /** Checks to run; every one when undefined or empty. */
   checks?: readonly CheckId[];
-  /** Log file to scan for DA failures; log.file from the config when undefined. */
+  /** Log file to scan for DA failures; log.file from the config when undefined, else the log `start --dashboard` writes. */
   logFile?: string;
 }
 
@@ -114,7 +115,14 @@ export function buildContext(opts: DoctorOptions): DoctorContext {
     configError = err as Error;
     config = salvageConfig(raw);
   }
-  const logFile = opts.logFile ?? (config.log.file ? resolveHomePath(paths.home, config.log.file) : undefined);
+  const log = opts.logFile
+    ? { file: opts.logFile, source: '--log' }
+    : config.log.file
+      ? { file: resolveHomePath(paths.home, config.log.file), source: 'log.file' }
+      : // With log.file unset, `start --dashboard` writes its lines here: scan them when it did.
+        existsSync(dashboardLogFile(paths.home))
+        ? { file: dashboardLogFile(paths.home), source: 'the log of `start --dashboard`' }
+        : undefined;
   return {
     home: paths.home,
     paths,
@@ -123,7 +131,7 @@ export function buildContext(opts: DoctorOptions): DoctorContext {
     raw,
     timeoutMs: opts.timeoutMs ?? config.da.request_timeout,
     selected: new Set(opts.checks && opts.checks.length > 0 ? opts.checks : CHECK_IDS),
-    log: logFile ? { file: logFile, source: opts.logFile ? '--log' : 'log.file' } : undefined,
+    log,
     node: nodeProcess(paths),
   };
 }

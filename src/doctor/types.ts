@@ -55,7 +55,7 @@ export interface DoctorContext {
   timeoutMs: number;
   /** The checks of this run: a check whose cause another selected check reports defers to it. */
   selected: ReadonlySet<CheckId>;
-  /** The node log to scan (`--log`, else log.file), with where it came from. */
+  /** The node log to scan (`--log`, else log.file, else the log `start --dashboard` wrote), with where it came from. */
   log: { file: string; source: string } | undefined;
   /** This home's node process, from data/node.pid. */
   node: NodeProcess;

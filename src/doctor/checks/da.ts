@@ -206,6 +206,27 @@ const SUBMIT_FAILED = 'DA layer submission failed';
 const SUBMITTED = 'submitted blocks to DA';
 const CODE_19 = /codespace:?\s*\\?"?'?sdk\\?"?'?,?\s*code:?\s*19\b/i;
 
+/** The message of a text line after its `[time] LEVEL: [module] ` prefix. */
+const TEXT_MESSAGE = /^\[[^\]]*\] [A-Z]+: (?:\[[^\]]*\] )?(.*)$/;
+
+/**
+ * The message a log line was written with (JSON `msg`, or the text after its
+ * prefix), so a line is told by what it says, not by what it quotes: the
+ * periodic status line repeats the last error's text, and that echo is not
+ * another failure.
+ */
+function lineMessage(line: string): string {
+  if (line.startsWith('{')) {
+    try {
+      const msg = (JSON.parse(line) as { msg?: unknown }).msg;
+      return typeof msg === 'string' ? msg : '';
+    } catch {
+      return '';
+    }
+  }
+  return TEXT_MESSAGE.exec(line)?.[1] ?? '';
+}
+
 /** When a log line says it happened: the JSON `time`, or the text prefix `[HH:MM:ss.l]`. */
 function lineTime(line: string): string | undefined {
   const json = /"time":"([^"]+)"/.exec(line);
@@ -231,10 +252,11 @@ async function scanLog(ctx: DoctorContext): Promise<LogFinding> {
   let lastCode19: { index: number; line: string } | undefined;
   let lastSuccess: { index: number; line: string } | undefined;
   text.split('\n').forEach((line, index) => {
-    if (line.includes(SUBMIT_FAILED) && CODE_19.test(line)) {
+    const message = lineMessage(line);
+    if (message.startsWith(SUBMIT_FAILED) && CODE_19.test(line)) {
       code19++;
       lastCode19 = { index, line };
-    } else if (line.includes(SUBMITTED)) {
+    } else if (message.startsWith(SUBMITTED)) {
       lastSuccess = { index, line };
     }
   });
