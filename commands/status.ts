@@ -12,10 +12,11 @@ const MIN_INTERVAL_MS = 100;
 
 export default class Status extends NodedCommand {
   static summary = 'Show how the node on this home is doing: role, height, last block, sync, health, pending blocks.';
-  static description = 'Reads the addresses from the home\'s config/node.yml and asks the running node. Exits 1 when no node answers.';
+  static description = 'Asks this home\'s node, at rpc.address of its config/node.yml, and checks that the node answering is this home\'s (its chain id and the P2P peer id of config/node_key.json); or, with --node, the node at that address (its RPC or its status listener). Every figure comes from that one node. Exits 1 when no node of the home runs, or nothing answers.';
   static examples = [
     { description: 'The node in ~/.node', command: '<%= config.bin %> <%= command.id %>' },
     { description: 'The devnet, as JSON for a script', command: '<%= config.bin %> <%= command.id %> --home ~/.node-devnet --json' },
+    { description: 'Another node, by its RPC or its status listener', command: '<%= config.bin %> <%= command.id %> --node http://10.0.0.5:26657' },
     { description: 'A live dashboard of the devnet (q quits, ? lists the keys)', command: '<%= config.bin %> <%= command.id %> --home ~/.node-devnet --watch' },
   ];
   static enableJsonFlag = true;
@@ -34,9 +35,10 @@ export default class Status extends NodedCommand {
       if (intervalMs === undefined || intervalMs < MIN_INTERVAL_MS) {
         this.fail(`--interval: got ${JSON.stringify(flags.interval)}, expected ${DURATION_FORM}, at least ${MIN_INTERVAL_MS}ms`, 'INVALID_FLAG', 2);
       }
-      return (await loadDashboard()).watchNode(clientFor(flags), intervalMs);
+      const client = await clientFor(flags);
+      return (await loadDashboard()).watchNode(client, intervalMs);
     }
-    const client = clientFor(flags);
+    const client = await clientFor(flags);
     let report: NodeStatusReport;
     try {
       report = await fetchNodeStatus(client);

@@ -42,7 +42,7 @@ export default class BlockGet extends NodedCommand {
       }
       selector = { height: BigInt(flags.height!) };
     }
-    const client = clientFor(flags);
+    const client = await clientFor(flags);
     let result;
     try {
       result = await client.getBlock(selector);

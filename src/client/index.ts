@@ -1,5 +1,6 @@
 import { request } from 'undici';
 import type { GetBlockResponse } from '../types/index.js';
+import { formatHostPort, parseHostPort } from '../config/index.js';
 import { parseJsonExact } from '../util/index.js';
 import type { NodeInfo } from '../rpc/index.js';
 import { readGetBlockJson } from '../rpc/json.js';
@@ -7,8 +8,21 @@ import { readGetBlockJson } from '../rpc/json.js';
 /** Nothing answers at the node's address: the message says where and what to check. */
 export class NodeUnreachableError extends Error {
   readonly code = 'NODE_UNREACHABLE';
-  constructor(readonly address: string) {
-    super(`no node answering at ${address} (is \`noded start\` running?)`);
+  constructor(
+    readonly address: string,
+    message = `no node answering at ${address} (is \`noded start\` running?)`,
+  ) {
+    super(message);
+  }
+}
+
+/** Something answers at the address, but not as a noded listener, or a node answers that is not the home's. */
+export class WrongNodeError extends Error {
+  constructor(
+    message: string,
+    readonly code: 'NOT_A_NODE' | 'NOT_THIS_HOME',
+  ) {
+    super(message);
   }
 }
 
@@ -53,6 +67,11 @@ export class NodeClient {
   constructor(rpcAddress: string, statusAddress: string, private readonly timeoutMs = 5000) {
     this.rpcUrl = withScheme(rpcAddress);
     this.statusUrl = withScheme(statusAddress);
+  }
+
+  /** A GET of any URL; NodeUnreachableError when nothing answers there. */
+  get(url: string): Promise<{ status: number; text: string }> {
+    return this.send(url);
   }
 
   private async send(url: string, init: { method?: 'GET' | 'POST'; body?: string; headers?: Record<string, string> } = {}) {
@@ -131,6 +150,86 @@ export class NodeClient {
     if (!body.result) throw new NodeRequestError(`${method} failed: ${body.error?.data ?? res.text}`, res.status);
     return body.result;
   }
+}
+
+/**
+ * Which node a command reads: the one at an address the operator gave (either
+ * of its listeners), or the node of a home, at the home's rpc.address and
+ * checked to be that home's (same chain id, same P2P peer id).
+ */
+export type NodeTarget =
+  | { address: string }
+  | { home: string; rpcAddress: string; chainId: string; peerId: string; nodeKeyFile: string };
+
+/** The NodeInfo at `<url>/node_info`: the RPC listener serves it bare, the status listener in a JSON-RPC envelope. */
+async function readNodeInfo(client: NodeClient, url: string): Promise<{ info: NodeInfo; listener: 'rpc' | 'status' } | { answer: string }> {
+  const res = await client.get(`${url}/node_info`);
+  let body: unknown;
+  try {
+    body = JSON.parse(res.text);
+  } catch {
+    return { answer: `GET /node_info: HTTP ${res.status}, not JSON` };
+  }
+  const envelope = body as { jsonrpc?: unknown; result?: unknown };
+  const [info, listener] = envelope.jsonrpc === '2.0' ? [envelope.result, 'status' as const] : [body, 'rpc' as const];
+  const i = info as Partial<NodeInfo> | undefined;
+  if (res.status !== 200 || typeof i?.chain_id !== 'string' || typeof i.listeners?.rpc !== 'string' || typeof i.p2p?.id !== 'string') {
+    return { answer: `GET /node_info: HTTP ${res.status}, no node's NodeInfo` };
+  }
+  return { info: i as NodeInfo, listener };
+}
+
+/**
+ * A listener the node reports (`0.0.0.0:26657`) as a URL this client can use:
+ * a wildcard host is reached the way the other listener was.
+ */
+function reachableUrl(listen: string, via: URL): string {
+  const { host, port } = parseHostPort(listen);
+  const wildcard = host === '0.0.0.0' || host === '::';
+  return `${via.protocol}//${formatHostPort(wildcard ? via.hostname.replace(/^\[|\]$/g, '') : host, port)}`;
+}
+
+/**
+ * A client for exactly one node: asks the target's address for its NodeInfo,
+ * which names both of its listeners, so every later request goes to that node
+ * whichever listener was given. A home's node must also be the home's: a node
+ * of another home holding the default ports is not reported as this one.
+ */
+export async function connectNode(target: NodeTarget, timeoutMs = 5000): Promise<NodeClient> {
+  const given = withScheme('address' in target ? target.address : target.rpcAddress);
+  const probe = new NodeClient(given, given, timeoutMs);
+  let read;
+  try {
+    read = await readNodeInfo(probe, given);
+  } catch (err) {
+    if (err instanceof NodeUnreachableError && 'home' in target) {
+      throw new NodeUnreachableError(
+        err.address,
+        `no node of home ${target.home} is running: nothing answers at ${err.address} (its rpc.address); start it with \`noded start --home ${target.home}\`, or give --node URL if it runs on other addresses`,
+      );
+    }
+    throw err;
+  }
+  const where = new URL(given).host;
+  if ('answer' in read) {
+    throw new WrongNodeError(`something answers at ${where}, but not as a noded RPC or status listener (${read.answer}); give --node the node's rpc.address (7331 by default) or rpc.status_address (26657)`, 'NOT_A_NODE');
+  }
+  const { info, listener } = read;
+  if ('home' in target) {
+    const differs: string[] = [];
+    if (info.chain_id !== target.chainId) differs.push(`its chain id is ${JSON.stringify(info.chain_id)}, the home's genesis says ${JSON.stringify(target.chainId)}`);
+    if (info.p2p.id !== target.peerId) differs.push(`its peer id is ${info.p2p.id}, the home's peer id (${target.nodeKeyFile}) is ${target.peerId}`);
+    if (differs.length > 0) {
+      throw new WrongNodeError(
+        `no node of home ${target.home} is running: the node answering at ${where} (its rpc.address) is another node (${differs.join('; ')}); start this home's node with \`noded start --home ${target.home}\`, or give --node URL to read the node at ${where}`,
+        'NOT_THIS_HOME',
+      );
+    }
+  }
+  const via = new URL(given);
+  return listener === 'rpc'
+    ? new NodeClient(given, reachableUrl(info.listeners.status, via), timeoutMs)
+    : new NodeClient(reachableUrl(info.listeners.rpc, via), given, timeoutMs);
 }
 
 /** `noded status` in one object: what an operator asks first about a node. */

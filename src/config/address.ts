@@ -27,6 +27,9 @@ export function parseHostPort(text: string): HostPort {
   return hostPort;
 }
 
+/** { host, port } → `host:port`, an IPv6 host in brackets: the form parseHostPort reads. */
+export const formatHostPort = (host: string, port: number): string => (host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`);
+
 export function isHttpUrl(text: string): boolean {
   try {
     const url = new URL(text);

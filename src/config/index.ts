@@ -6,7 +6,7 @@ export { ConfigError, type ConfigErrorCode } from './errors.js';
 export { renderConfigTable, renderNodeYml, type ConfigOverrides } from './render.js';
 export { DEV_HOME, homePaths, resolveHome, resolveHomePath, type HomePaths } from './home.js';
 export { DURATION_FORM, formatDuration, parseDuration } from './duration.js';
-export { parseHostPort, parsePeerList, type HostPort } from './address.js';
+export { formatHostPort, parseHostPort, parsePeerList, type HostPort } from './address.js';
 export {
   PEER_ADDRESS_EXAMPLE,
   PEER_ADDRESS_FORMAT,

@@ -1,5 +1,6 @@
+import { formatHostPort } from '../config/index.js';
 import { recentProblems } from '../log/index.js';
-import type { NodeInfo } from '../rpc/index.js';
+import type { Listener, NodeInfo } from '../rpc/index.js';
 import type { Node } from './node.js';
 
 const NANOS_PER_MS = 1_000_000n;
@@ -14,6 +15,7 @@ export function nodeInfo(node: Node): NodeInfo {
   const included = store.daIncludedHeight();
   return {
     chain_id: home.genesis.chainId,
+    listeners: { rpc: listenerText(node.listeners.rpc), status: listenerText(node.listeners.status) },
     version,
     role: config.node.aggregator ? 'aggregator' : p2p.configuredPeers > 0 ? 'full node' : 'full node (DA-only sync)',
     started_at: node.startedAt,
@@ -37,6 +39,8 @@ export function nodeInfo(node: Node): NodeInfo {
     warnings: [...recentProblems(logger)],
   };
 }
+
+const listenerText = (l: Listener) => formatHostPort(l.address.host, l.address.port);
 
 /** An in-process layer (kv) is always reachable and has no height of its own. */
 function executionInfo(type: string, status: { reachable: boolean; height: bigint | null } | undefined): NodeInfo['execution'] {

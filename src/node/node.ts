@@ -1,6 +1,6 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Config } from '../config/index.js';
-import { daNamespaces, parsePeerList } from '../config/index.js';
+import { daNamespaces, formatHostPort, parsePeerList } from '../config/index.js';
 import { DaCache, DaClient, DaRetriever, DaSubmitter, LocalDa, SELF_RESOLVED_DA_FAILURES, clearCache, type DaActivity, type DaNamespaces } from '../da/index.js';
 import { AbciExecutor, KvExecutor, Mempool, TxRejectedError, createExecutor, instrumentExecutor, type Executor } from '../exec/index.js';
 import { createNodeMetrics, type NodeReadings } from '../metrics/index.js';
@@ -270,8 +270,8 @@ export class Node {
           height: Number(chain.height),
           role: aggregator ? 'aggregator' : peers.length > 0 ? 'full node' : 'full node (DA-only sync)',
           p2p: p2p.netInfo().listen_addresses,
-          rpc: `${rpc.address.host}:${rpc.address.port}`,
-          status: `${status.address.host}:${status.address.port}`,
+          rpc: formatHostPort(rpc.address.host, rpc.address.port),
+          status: formatHostPort(status.address.host, status.address.port),
           ...(metricsListener ? { metrics: `${metricsListener.address.host}:${metricsListener.address.port}` } : {}),
           da: localDa ? `${localDa.address} (built-in)` : config.da.address,
         },

@@ -16,11 +16,16 @@ export interface SupervisedChildInfo {
 
 /**
  * Everything the dashboard shows of a node beside its blocks, in one object:
- * `GET /node_info` on the status listener serves it, and `start --dashboard`
+ * `GET /node_info` on the status listener (JSON-RPC) and on the RPC listener (bare) serve it, and `start --dashboard`
  * reads the same object in-process. Times are Unix ms, heights JSON numbers.
  */
 export interface NodeInfo {
   chain_id: string;
+  /**
+   * The node's own listeners as bound (host:port): a client that reached one
+   * of them (`--node`) learns the other from the node instead of guessing.
+   */
+  listeners: { rpc: string; status: string };
   version: string;
   role: 'aggregator' | 'full node' | 'full node (DA-only sync)';
   started_at: number;

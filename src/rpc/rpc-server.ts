@@ -44,7 +44,7 @@ function sendText(res: Res, status: number, body: string): void {
 const errorJson = (message: string) => JSON.stringify({ error: message });
 
 /** The routes besides the Connect services' (see handle()). */
-const FIXED_ROUTES = new Set(['/health/live', '/health/ready', '/tx']);
+const FIXED_ROUTES = new Set(['/health/live', '/health/ready', '/tx', '/node_info']);
 
 function decodeProto(schema: DescMessage, body: Uint8Array) {
   try {
@@ -55,7 +55,8 @@ function decodeProto(schema: DescMessage, body: Uint8Array) {
 }
 
 /**
- * The RPC listener (127.0.0.1:7331): the Connect services, health, and the kv
+ * The RPC listener (127.0.0.1:7331): the Connect services, health, `/node_info`
+ * (as the status listener serves it, without the JSON-RPC envelope), and the kv
  * machine's `/tx` and `/kv/<key>`.
  *
  * Connect's unary JSON is answered here by a writer that follows the spec's
@@ -115,6 +116,7 @@ export class RpcServer {
     if (path.startsWith('/node.v1.') || path.startsWith('/grpc.reflection.')) return this.connect(req as IncomingMessage, res as ServerResponse);
     if (path === '/health/live' || path === '/health/ready') return this.health(path, req, res);
     if (path === '/tx') return this.tx(req, res);
+    if (path === '/node_info') return this.nodeInfo(req, res);
     if (path.startsWith('/kv/')) return this.kv(path.slice('/kv/'.length), req, res);
     sendText(res, 404, `no route ${req.method} ${path}\n`);
   }
@@ -161,6 +163,19 @@ export class RpcServer {
     }
     const word = path === '/health/live' ? (check.ok ? 'OK' : 'FAIL') : check.ok ? 'READY' : `UNREADY: ${check.reason}`;
     sendText(res, status, word);
+  }
+
+  /** The node's NodeInfo, so a client that reached this listener also learns the status listener's address and the node's identity. */
+  private nodeInfo(req: Req, res: Res): void {
+    if (req.method !== 'GET') return sendJson(res, 405, errorJson('use GET /node_info'));
+    let info;
+    try {
+      info = this.backend.info();
+    } catch (err) {
+      // The listener binds a moment before the node exists.
+      return sendJson(res, 503, errorJson((err as Error).message));
+    }
+    sendJson(res, 200, JSON.stringify(info));
   }
 
   private async tx(req: Req, res: Res): Promise<void> {

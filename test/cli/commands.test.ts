@@ -144,7 +144,7 @@ describe('noded status and block get against a running node', () => {
 });
 
 describe('commands with no node running', () => {
-  it('status → exit 1 "no node answering" naming the address', async () => {
+  it('status → exit 1 "no node of home … is running" naming the address', async () => {
     const home = newHome();
     expect((await runCli(['init', '--home', home])).code).toBe(0);
     const port = await freePort();
@@ -152,11 +152,11 @@ describe('commands with no node running', () => {
     writeFileSync(yml, readFileSync(yml, 'utf8').replace(/address: 127\.0\.0\.1:7331/, `address: 127.0.0.1:${port}`));
     const res = await runCli(['status', '--home', home]);
     expect(res.code).toBe(1);
-    expect(res.stderr).toContain(`no node answering at 127.0.0.1:${port} (is \`noded start\` running?)`);
+    expect(res.stderr.replace(/\s*›\s*/g, ' ')).toContain(`no node of home ${home} is running: nothing answers at 127.0.0.1:${port} (its rpc.address)`);
     const json = await runCli(['status', '--home', home, '--json']);
     expect(JSON.parse(json.stdout).error).toMatchObject({ code: 'NODE_UNREACHABLE', exit: 1 });
     const block = await runCli(['block', 'get', '--home', home, '--height', '1']);
     expect(block.code).toBe(1);
-    expect(block.stderr).toContain('no node answering');
+    expect(block.stderr).toContain(`no node of home`);
   });
 });

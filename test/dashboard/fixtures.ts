@@ -5,6 +5,7 @@ import type { BlockDetail, BlockSummary, DashboardSource, NodeSnapshot } from '.
 export function healthyInfo(now: number, overrides: Partial<NodeInfo> = {}): NodeInfo {
   return {
     chain_id: 'test-chain',
+    listeners: { rpc: '127.0.0.1:7331', status: '127.0.0.1:26657' },
     version: '0.1.0',
     role: 'aggregator',
     started_at: now - 3_723_000,

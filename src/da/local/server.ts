@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { Logger } from '../../log/index.js';
-import { parseHostPort } from '../../config/index.js';
+import { formatHostPort, parseHostPort } from '../../config/index.js';
 import { listen, type Listener } from '../../rpc/listen.js';
 import { BodyTooLargeError, readBody } from '../../rpc/http.js';
 import { sleep } from '../../util/index.js';
@@ -149,7 +149,6 @@ function urlPath(req: Req): string {
   return q === -1 ? url : url.slice(0, q);
 }
 
-const hostPortText = (host: string, port: number) => (host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`);
 const pseudoHash = (height: number) => createHash('sha256').update(`${CHAIN_ID}:${height}`).digest('hex').toUpperCase();
 
 interface PendingSubmit {
@@ -237,13 +236,13 @@ export class LocalDa {
 
   /** `http://host:port` of the JSON-RPC and REST listener, as bound. */
   get address(): string {
-    return `http://${hostPortText(this.host, this.port)}`;
+    return `http://${formatHostPort(this.host, this.port)}`;
   }
 
   /** `http://host:port` of the admin listener, when there is one. */
   get adminAddress(): string | undefined {
     const a = this.admin?.address;
-    return a ? `http://${hostPortText(a.host, a.port)}` : undefined;
+    return a ? `http://${formatHostPort(a.host, a.port)}` : undefined;
   }
 
   /** Height of the last sealed DA block. */
@@ -332,7 +331,7 @@ export class LocalDa {
         await l.close();
         this.logger.info({ address: this.address }, 'local DA refusing connections (fault switch)');
       } else if (!this.state.refuse && !this.listener) {
-        this.listener = await listen(hostPortText(this.host, this.port), this.handle, this.opts.flag ?? 'listen');
+        this.listener = await listen(formatHostPort(this.host, this.port), this.handle, this.opts.flag ?? 'listen');
         this.logger.info({ address: this.address }, 'local DA accepting connections again');
       }
     });
