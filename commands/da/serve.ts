@@ -102,7 +102,7 @@ Logs go to stderr; once listening it logs "local DA serving" with the bound addr
     try {
       parseHostPort(text);
     } catch {
-      const example = flag === 'listen' ? '127.0.0.1:26658' : '127.0.0.1:26659';
+      const example = flag === 'listen' ? '127.0.0.1:26658' : '127.0.0.1:26670';
       this.fail(`--${flag}: got ${JSON.stringify(value)}, expected host:port like ${example} (port 0-65535; 0 = any free port)`, 'INVALID_FLAG', 2);
     }
     return text;

@@ -1,6 +1,6 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Config } from '../config/index.js';
-import { daNamespaces, formatHostPort, parsePeerList } from '../config/index.js';
+import { daNamespaces, formatHostPort, nodeListenerMove, parsePeerList } from '../config/index.js';
 import { DaCache, DaClient, DaRetriever, DaSubmitter, LocalDa, SELF_RESOLVED_DA_FAILURES, clearCache, type DaActivity, type DaNamespaces } from '../da/index.js';
 import { AbciExecutor, KvExecutor, Mempool, TxRejectedError, createExecutor, instrumentExecutor, type Executor } from '../exec/index.js';
 import { createNodeMetrics, type NodeReadings } from '../metrics/index.js';
@@ -133,7 +133,7 @@ export class Node {
             authToken: config.da.auth_token || undefined,
             maxBlobSize: config.da.max_blob_size,
             logger: logger.child({ module: 'local-da' }),
-            flag: 'node.da.address',
+            move: nodeListenerMove('da.address', config.da.address),
           })
         : null;
       if (localDa) closers.push(() => localDa.close());
@@ -244,17 +244,17 @@ export class Node {
       const parts = { home, store, chain, mempool, executor, namespaces, p2p };
       const backend = createBackend(() => node, opts, parts);
       const rpcServer = new RpcServer(backend, logger.child({ module: 'rpc' }));
-      const rpc = await listen(config.rpc.address, instrumentHandler(rpcServer.handler, 'rpc', rpcServer.routeLabel, metrics), 'node.rpc.address');
+      const rpc = await listen(config.rpc.address, instrumentHandler(rpcServer.handler, 'rpc', rpcServer.routeLabel, metrics), nodeListenerMove('rpc.address', config.rpc.address));
       closers.push(() => rpc.close());
       const statusServer = new StatusServer(backend);
       const status = await listen(
         config.rpc.status_address,
         instrumentHandler(statusServer.handler, 'status', statusServer.routeLabel, metrics),
-        'node.rpc.status_address',
+        nodeListenerMove('rpc.status_address', config.rpc.status_address),
       );
       closers.push(() => status.close());
       const metricsListener = metrics
-        ? await listen(config.instrumentation.prometheus_listen_addr, metricsHandler(() => metrics.scrape()), 'node.instrumentation.prometheus_listen_addr')
+        ? await listen(config.instrumentation.prometheus_listen_addr, metricsHandler(() => metrics.scrape()), nodeListenerMove('instrumentation.prometheus_listen_addr', config.instrumentation.prometheus_listen_addr))
         : null;
       if (metricsListener) closers.push(() => metricsListener.close());
 

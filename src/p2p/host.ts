@@ -11,7 +11,7 @@ import { multiaddr } from '@multiformats/multiaddr';
 import type { Connection, PeerId } from '@libp2p/interface';
 import type { Logger } from '../log/index.js';
 import { sleep } from '../util/index.js';
-import { parsePeerAddresses, type PeerAddress } from '../config/index.js';
+import { moveAdvice, nodeListenerMove, parsePeerAddresses, portOf, type PeerAddress } from '../config/index.js';
 
 /** The gossipsub methods this module uses beyond the package's public interface (all on its implementation class). */
 export interface GossipSubService extends GossipSub {
@@ -163,10 +163,13 @@ export class P2PHost {
       })) as P2PNode;
     } catch (err) {
       const text = errorText(err);
-      const port = Number(/\/tcp\/(\d+)/.exec(opts.listen)?.[1] ?? 0);
-      const reason = /EADDRINUSE|address already in use/i.test(text) ? `port ${port} is already in use by another process` : text;
-      const other = opts.listen.replace(/\/tcp\/\d+/, `/tcp/${port + 1}`);
-      throw new Error(`cannot listen for peers on ${opts.listen}: ${reason}; choose another address with --node.p2p.listen_address (e.g. --node.p2p.listen_address ${other})`);
+      const port = portOf(opts.listen) ?? 0;
+      const taken = /EADDRINUSE|address already in use/i.test(text);
+      const reason = taken ? `port ${port} is already in use by another process` : text;
+      const move = nodeListenerMove('p2p.listen_address', opts.listen);
+      const host = /^\/ip[46]\/([^/]+)\//.exec(opts.listen)?.[1];
+      const advice = taken && host ? await moveAdvice(move, host, port) : `choose another address with ${move.flag}`;
+      throw new Error(`cannot listen for peers on ${opts.listen}: ${reason}; ${advice}`);
     }
     for (const method of ['reportMessageValidationResult', 'getMeshPeers', 'getScore'] as const) {
       if (typeof node.services.pubsub[method] !== 'function') {

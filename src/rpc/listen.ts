@@ -1,11 +1,11 @@
 import { createServer as createNetServer, type Server, type Socket } from 'node:net';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttp2Server, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
-import { parseHostPort } from '../config/index.js';
+import { moveAdvice, parseHostPort, type ListenerMove } from '../config/index.js';
 
 export type Handler = (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => void;
 
-/** A listener could not bind; the message names the port and the flag that moves it. */
+/** A listener could not bind; the message names the port and the flag that moves it, with a free port. */
 export class ListenError extends Error {
   readonly code = 'LISTEN_FAILED';
 }
@@ -23,7 +23,7 @@ export interface Listener {
  * use) on one port: the first bytes of each connection decide which server
  * takes it.
  */
-export async function listen(address: string, handler: Handler, flag: string): Promise<Listener> {
+export async function listen(address: string, handler: Handler, move: ListenerMove): Promise<Listener> {
   const { host, port } = parseHostPort(address);
   const http1 = createHttpServer({ keepAliveTimeout: 65_000 }, handler);
   const http2 = createHttp2Server({}, handler);
@@ -41,20 +41,23 @@ export async function listen(address: string, handler: Handler, flag: string): P
       (isH2 ? http2 : http1).emit('connection', socket);
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) => {
-      const reason =
-        err.code === 'EADDRINUSE'
-          ? `port ${port} is already in use by another process`
-          : err.code === 'EACCES'
-            ? `no permission to listen on port ${port}`
-            : err.code === 'EADDRNOTAVAIL'
-              ? `address ${host} is not an address of this machine`
-              : err.message;
-      reject(new ListenError(`cannot listen on ${address}: ${reason}; choose another address with --${flag} (e.g. --${flag} ${host}:${port + 1})`));
-    });
-    server.listen(port, host, () => resolve());
+  const failed = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
+    server.once('error', resolve);
+    server.listen(port, host, () => resolve(undefined));
   });
+  if (failed) {
+    const reason =
+      failed.code === 'EADDRINUSE'
+        ? `port ${port} is already in use by another process`
+        : failed.code === 'EACCES'
+          ? `no permission to listen on port ${port}`
+          : failed.code === 'EADDRNOTAVAIL'
+            ? `address ${host} is not an address of this machine`
+            : failed.message;
+    // Another port helps when this one is taken or privileged; an address that is not this machine's needs another host.
+    const advice = failed.code === 'EADDRINUSE' || failed.code === 'EACCES' ? await moveAdvice(move, host, port) : `choose another address with ${move.flag}`;
+    throw new ListenError(`cannot listen on ${address}: ${reason}; ${advice}`);
+  }
   const bound = server.address();
   const boundPort = typeof bound === 'object' && bound ? bound.port : port;
   return {

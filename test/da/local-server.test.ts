@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import { DaClient, type Blob } from '../../src/da/client.js';
 import { DaError } from '../../src/da/errors.js';
 import { DaErrorText, type TxConfig } from '../../src/da/types.js';
-import { daNamespace } from '../../src/config/index.js';
+import { daNamespace, nodeListenerMove } from '../../src/config/index.js';
 import { silentLogger, type Logger } from '../../src/log/index.js';
 import { BLOCK_LOG_FILE, LocalDa, LocalDaError, localCommitment, type LocalDaOptions } from '../../src/da/local/index.js';
 import { tempHome, waitFor } from '../helpers/daemon.js';
@@ -235,7 +235,7 @@ describe('LocalDa: blobs and heights', () => {
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
     cleanups.push(() => new Promise<void>((r) => blocker.close(() => r())));
     const port = (blocker.address() as { port: number }).port;
-    const err = await startDa({ dir: newDir(), listen: `127.0.0.1:${port}`, flag: 'node.da.address' }).catch((e: Error) => e);
+    const err = await startDa({ dir: newDir(), listen: `127.0.0.1:${port}`, move: nodeListenerMove('da.address', `http://127.0.0.1:${port}`) }).catch((e: Error) => e);
     expect(err).toBeInstanceOf(Error);
     expect((err as Error).message).toContain(`port ${port}`);
     expect((err as Error).message).toContain('--node.da.address');

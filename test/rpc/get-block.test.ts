@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { create } from '@bufbuild/protobuf';
 import { afterEach, describe, expect, it } from 'vitest';
+import { nodeListenerMove } from '../../src/config/index.js';
 import { silentLogger } from '../../src/log/index.js';
 import { BlockJsonCache } from '../../src/rpc/block-json-cache.js';
 import { writeSpecJson } from '../../src/rpc/json.js';
@@ -25,7 +26,7 @@ async function serve(): Promise<{ store: BlockStore; rpc: string }> {
   const store = await BlockStore.open(join(home.dir, 'store'));
   cleanups.push(() => store.close());
   const server = new RpcServer({ store } as RpcBackend, silentLogger());
-  const listener = await listen('127.0.0.1:0', server.handler, 'node.rpc.address');
+  const listener = await listen('127.0.0.1:0', server.handler, nodeListenerMove('rpc.address', '127.0.0.1:0'));
   cleanups.push(() => listener.close());
   return { store, rpc: `http://127.0.0.1:${listener.address.port}` };
 }

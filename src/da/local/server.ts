@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { Logger } from '../../log/index.js';
-import { formatHostPort, parseHostPort } from '../../config/index.js';
+import { formatHostPort, hostPortFlagMove, parseHostPort, type ListenerMove } from '../../config/index.js';
 import { listen, type Listener } from '../../rpc/listen.js';
 import { BodyTooLargeError, readBody } from '../../rpc/http.js';
 import { sleep } from '../../util/index.js';
@@ -32,13 +32,12 @@ export interface LocalDaOptions {
   /** Largest total of blob bytes one `blob.Submit` may carry. */
   maxBlobSize: number;
   logger: Logger;
-  /** The flag a port error tells the operator to change (default `listen`). */
-  flag?: string;
+  /** How a port error tells the operator to move the listener (default: `da serve`'s --listen). */
+  move?: ListenerMove;
   /** host:port of the admin listener (fault switches, submissions); none when absent. */
   adminListen?: string;
-  /** The flag a port error of the admin listener names (default `admin`). */
-  adminFlag?: string;
 }
+
 
 /** One `blob.Submit` the server judged (accepted or failed), for tests. */
 export interface DaSubmission {
@@ -198,6 +197,7 @@ export class LocalDa {
   private readonly logger: Logger;
   private readonly host: string;
   private port: number;
+  private readonly move: ListenerMove;
 
   private constructor(
     private readonly opts: LocalDaOptions,
@@ -208,6 +208,7 @@ export class LocalDa {
     const { host, port } = parseHostPort(opts.listen);
     this.host = host;
     this.port = port;
+    this.move = opts.move ?? hostPortFlagMove('listen', host);
   }
 
   /** Replays the log in `dir`, listens, and starts sealing a block every `blockTimeMs`. */
@@ -221,9 +222,9 @@ export class LocalDa {
     const da = new LocalDa(opts, log);
     for (const b of blocks) da.applyBlock(b);
     try {
-      da.listener = await listen(opts.listen, da.handle, opts.flag ?? 'listen');
+      da.listener = await listen(opts.listen, da.handle, da.move);
       da.port = da.listener.address.port;
-      if (opts.adminListen !== undefined) da.admin = await listen(opts.adminListen, da.handleAdmin, opts.adminFlag ?? 'admin');
+      if (opts.adminListen !== undefined) da.admin = await listen(opts.adminListen, da.handleAdmin, hostPortFlagMove('admin', parseHostPort(opts.adminListen).host));
     } catch (err) {
       await da.close();
       throw err;
@@ -331,7 +332,7 @@ export class LocalDa {
         await l.close();
         this.logger.info({ address: this.address }, 'local DA refusing connections (fault switch)');
       } else if (!this.state.refuse && !this.listener) {
-        this.listener = await listen(formatHostPort(this.host, this.port), this.handle, this.opts.flag ?? 'listen');
+        this.listener = await listen(formatHostPort(this.host, this.port), this.handle, this.move);
         this.logger.info({ address: this.address }, 'local DA accepting connections again');
       }
     });

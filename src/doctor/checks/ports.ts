@@ -1,26 +1,13 @@
-import { createServer } from 'node:net';
-import { parseHostPort } from '../../config/index.js';
+import { freePortAfter, nodeListenerMove, parseHostPort, tryBind, type ConfigPath, type ListenerMove } from '../../config/index.js';
 import { portHolder } from '../process.js';
 import type { Check, DoctorContext, Verdict } from '../types.js';
 
-/** A port the node listens on, and the flag that moves it. */
+/** A port the node listens on, and how to move it. */
 interface NodePort {
-  key: string;
-  flag: string;
+  key: ConfigPath;
   host: string;
   port: number;
-  /** The value as configured, to show in a suggestion's form. */
-  form: (port: number) => string;
-}
-
-type BindResult = { free: true } | { free: false; code: string };
-
-function tryBind(host: string, port: number): Promise<BindResult> {
-  return new Promise((resolve) => {
-    const srv = createServer();
-    srv.once('error', (err: NodeJS.ErrnoException) => resolve({ free: false, code: err.code ?? err.message }));
-    srv.listen({ host, port, exclusive: true }, () => srv.close(() => resolve({ free: true })));
-  });
+  move: ListenerMove;
 }
 
 const LISTEN_MULTIADDR = /^\/(ip4|ip6|dns|dns4|dns6)\/([^/\s]+)\/tcp\/(\d{1,5})$/;
@@ -29,41 +16,21 @@ const LISTEN_MULTIADDR = /^\/(ip4|ip6|dns|dns4|dns6)\/([^/\s]+)\/tcp\/(\d{1,5})$
 export function nodePorts(ctx: DoctorContext): NodePort[] {
   const { config } = ctx;
   const ports: NodePort[] = [];
-  const hostPort = (key: string, flag: string, value: string) => {
+  const add = (key: ConfigPath, host: string, port: number, value: string) => ports.push({ key, host, port, move: nodeListenerMove(key, value) });
+  const hostPort = (key: ConfigPath, value: string) => {
     const { host, port } = parseHostPort(value);
-    const shown = host.includes(':') ? `[${host}]` : host;
-    ports.push({ key, flag, host, port, form: (p) => `${shown}:${p}` });
+    add(key, host, port, value);
   };
-  hostPort('rpc.address', '--node.rpc.address', config.rpc.address);
-  hostPort('rpc.status_address', '--node.rpc.status_address', config.rpc.status_address);
+  hostPort('rpc.address', config.rpc.address);
+  hostPort('rpc.status_address', config.rpc.status_address);
   const m = LISTEN_MULTIADDR.exec(config.p2p.listen_address);
-  if (m) {
-    const [, proto, host, port] = m;
-    ports.push({
-      key: 'p2p.listen_address',
-      flag: '--node.p2p.listen_address',
-      host: host!,
-      port: Number(port),
-      form: (p) => `/${proto}/${host}/tcp/${p}`,
-    });
-  }
+  if (m) add('p2p.listen_address', m[2]!, Number(m[3]), config.p2p.listen_address);
   if (config.da.local) {
     const url = new URL(config.da.address);
-    hostPort('da.address', '--node.da.address', `${url.hostname.replace(/^\[|\]$/g, '')}:${url.port || 80}`);
-    const last = ports[ports.length - 1]!;
-    last.form = (p) => `${url.protocol}//${url.hostname}:${p}`;
+    add('da.address', url.hostname.replace(/^\[|\]$/g, ''), Number(url.port || 80), config.da.address);
   }
-  if (config.instrumentation.prometheus) {
-    hostPort('instrumentation.prometheus_listen_addr', '--node.instrumentation.prometheus_listen_addr', config.instrumentation.prometheus_listen_addr);
-  }
+  if (config.instrumentation.prometheus) hostPort('instrumentation.prometheus_listen_addr', config.instrumentation.prometheus_listen_addr);
   return ports;
-}
-
-async function nextFreePort(host: string, port: number): Promise<number | undefined> {
-  for (let p = port + 1; p <= Math.min(port + 20, 65_535); p++) {
-    if ((await tryBind(host, p)).free) return p;
-  }
-  return undefined;
 }
 
 async function checkPort(ctx: DoctorContext, np: NodePort): Promise<Verdict & { what: string }> {
@@ -79,8 +46,8 @@ async function checkPort(ctx: DoctorContext, np: NodePort): Promise<Verdict & { 
       return { status: 'ok', message: '', what: `${label}: in use, presumably by this home's node (pid ${node}; the holder could not be read)` };
     }
     const who = holder ? `process ${holder.pid}${holder.command ? ` (${holder.command})` : ''}` : 'another process (its pid could not be found)';
-    const free = await nextFreePort(np.host, np.port);
-    const move = `move the node with ${np.flag} ${np.form(free ?? np.port + 1)} (${np.key} in node.yml)`;
+    const free = await freePortAfter(np.host, np.port);
+    const move = `move the node with ${free === undefined ? np.move.flag : np.move.to(free)} (${np.key} in node.yml)`;
     return {
       status: 'fail',
       message: '',
@@ -94,7 +61,7 @@ async function checkPort(ctx: DoctorContext, np: NodePort): Promise<Verdict & { 
       : bound.code === 'EADDRNOTAVAIL'
         ? `${np.host} is not an address of this machine`
         : `cannot listen: ${bound.code}`;
-  return { status: 'fail', message: '', what: `${label}: ${why}`, remedy: `choose another address with ${np.flag} (${np.key} in node.yml)` };
+  return { status: 'fail', message: '', what: `${label}: ${why}`, remedy: `choose another address with ${np.move.flag} (${np.key} in node.yml)` };
 }
 
 export const portsCheck: Check = {
