@@ -2,7 +2,7 @@ import { Flags } from '@oclif/core';
 import { existsSync } from 'node:fs';
 import { relative } from 'node:path';
 import { ConfigError, homePaths, loadConfig, resolveHome } from '../src/config/index.js';
-import { connectNode, NodeUnreachableError, WrongNodeError, type NodeClient, type NodeTarget } from '../src/client/index.js';
+import { connectNode, NodeUnreachableError, uncheckedClient, WrongNodeError, type NodeClient, type NodeTarget } from '../src/client/index.js';
 import { HomeError, readHome } from '../src/home/index.js';
 import { CommandFailure } from './base.js';
 
@@ -40,6 +40,22 @@ export async function clientFor(flags: { home?: string; node?: string }): Promis
     return await connectNode(targetFor(flags));
   } catch (err) {
     if (err instanceof NodeUnreachableError || err instanceof WrongNodeError) throw new CommandFailure(err.message, err.code);
+    throw err;
+  }
+}
+
+/**
+ * As clientFor, but when nothing answers yet, a client that waits for the
+ * node at the RPC address (`status --watch` shows "no node … retrying" until
+ * it starts); a node that answers but is not the one asked for still fails.
+ */
+export async function watchClientFor(flags: { home?: string; node?: string }): Promise<NodeClient> {
+  const target = targetFor(flags);
+  try {
+    return await connectNode(target);
+  } catch (err) {
+    if (err instanceof NodeUnreachableError) return uncheckedClient(target);
+    if (err instanceof WrongNodeError) throw new CommandFailure(err.message, err.code);
     throw err;
   }
 }

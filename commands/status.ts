@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { NodedCommand } from '../cli/base.js';
-import { clientFor, nodeFlag } from '../cli/node-client.js';
+import { clientFor, nodeFlag, watchClientFor } from '../cli/node-client.js';
 import { fetchNodeStatus, NodeUnreachableError, type NodeStatusReport } from '../src/client/index.js';
 import { DURATION_FORM, tryParseDuration } from '../src/config/duration.js';
 import { isTerminal } from '../src/dashboard/tty.js';
@@ -35,7 +35,7 @@ export default class Status extends NodedCommand {
       if (intervalMs === undefined || intervalMs < MIN_INTERVAL_MS) {
         this.fail(`--interval: got ${JSON.stringify(flags.interval)}, expected ${DURATION_FORM}, at least ${MIN_INTERVAL_MS}ms`, 'INVALID_FLAG', 2);
       }
-      const client = await clientFor(flags);
+      const client = await watchClientFor(flags);
       return (await loadDashboard()).watchNode(client, intervalMs);
     }
     const client = await clientFor(flags);

@@ -139,9 +139,11 @@ export class NodeClient {
     return this.statusMethod<CometStatus>('status');
   }
 
-  /** What the dashboard shows beside the blocks (noded's `GET /node_info`). */
+  /** What the dashboard shows beside the blocks: noded's `GET /node_info`, as the RPC listener serves it. */
   async nodeInfo(): Promise<NodeInfo> {
-    return this.statusMethod<NodeInfo>('node_info');
+    const res = await this.send(`${this.rpcUrl}/node_info`);
+    if (res.status !== 200) throw new NodeRequestError(`GET /node_info: HTTP ${res.status}: ${res.text.trim()}`, res.status);
+    return JSON.parse(res.text) as NodeInfo;
   }
 
   private async statusMethod<T>(method: string): Promise<T> {
@@ -230,6 +232,16 @@ export async function connectNode(target: NodeTarget, timeoutMs = 5000): Promise
   return listener === 'rpc'
     ? new NodeClient(given, reachableUrl(info.listeners.status, via), timeoutMs)
     : new NodeClient(reachableUrl(info.listeners.rpc, via), given, timeoutMs);
+}
+
+/**
+ * A client for the target's address as given, not checked against any node:
+ * for a watcher started before its node, which reads the RPC listener alone
+ * (health, node_info, blocks) and waits for the node to answer there.
+ */
+export function uncheckedClient(target: NodeTarget, timeoutMs = 5000): NodeClient {
+  const rpc = 'address' in target ? target.address : target.rpcAddress;
+  return new NodeClient(rpc, rpc, timeoutMs);
 }
 
 /** `noded status` in one object: what an operator asks first about a node. */
