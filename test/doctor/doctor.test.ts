@@ -1,12 +1,11 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { initHome } from '../../src/home/index.js';
 import { CHECK_IDS, type CheckResult, type CheckStatus } from '../../src/doctor/index.js';
-import { Daemon, RUN_JS, freePort, killAll, runCli, tempHome, waitFor, type RunResult } from '../helpers/daemon.js';
+import { Daemon, RUN_JS, freePort, killAll, runCli, squatPort, tempHome, waitFor, type RunResult } from '../helpers/daemon.js';
 import { DaServer } from '../helpers/da.js';
 import { EthereumJs, killAllEthereumJs } from './ethereumjs.js';
 
@@ -68,18 +67,10 @@ function expectOnlyFailure(run: DoctorRun, id: string, opts: { deferred?: string
   return failed;
 }
 
-/** A process other than the node holding a TCP port. */
+/** A process other than the node holding a TCP port, killed after the test. */
 async function squat(port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['-e', `require('net').createServer().listen(${port}, '127.0.0.1'); setInterval(() => {}, 1e6)`], { stdio: 'ignore' });
+  const child = await squatPort(port);
   perTest.push({ kill: () => child.kill('SIGKILL') });
-  await waitFor(
-    () =>
-      new Promise<boolean>((resolve) => {
-        const s = connect({ host: '127.0.0.1', port }, () => (s.destroy(), resolve(true)));
-        s.once('error', () => resolve(false));
-      }),
-    `a process listening on ${port}`,
-  );
   return child;
 }
 

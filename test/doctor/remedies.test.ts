@@ -1,8 +1,6 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import {
   configKeys,
@@ -16,7 +14,7 @@ import {
 } from '../../src/config/index.js';
 import { initHome } from '../../src/home/index.js';
 import { CHECKS, buildContext, runCheck } from '../../src/doctor/index.js';
-import { Daemon, freePort, killAll, tempHome, waitFor } from '../helpers/daemon.js';
+import { Daemon, freePort, killAll, squatPort, tempHome } from '../helpers/daemon.js';
 
 /**
  * Every `--node.<section>.<key> <value>` the code can print — written in the
@@ -133,19 +131,11 @@ describe('the suggestion helper', () => {
   });
 });
 
-/** A process other than the node listening on a port of 127.0.0.1. */
+/** A free port, then held by a process other than the node until the test ends. */
 async function squat(): Promise<number> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['-e', `require('net').createServer().listen(${port}, '127.0.0.1'); setInterval(() => {}, 1e6)`], { stdio: 'ignore' });
+  const child = await squatPort(port);
   squatters.push({ kill: () => child.kill('SIGKILL') });
-  await waitFor(
-    () =>
-      new Promise<boolean>((resolve) => {
-        const s = connect({ host: '127.0.0.1', port }, () => (s.destroy(), resolve(true)));
-        s.once('error', () => resolve(false));
-      }),
-    `a squatter on port ${port}`,
-  );
   return port;
 }
 

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -170,3 +171,22 @@ export async function latestHeight(rpc: string): Promise<number> {
 }
 
 export { freePort } from '../../bench/lib/ports.js';
+
+/** A process other than the node listening on a TCP port of 127.0.0.1, once it listens; kill it in afterEach. */
+export async function squatPort(port: number): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['-e', `require('net').createServer().listen(${port}, '127.0.0.1'); setInterval(() => {}, 1e6)`], { stdio: 'ignore' });
+  try {
+    await waitFor(
+      () =>
+        new Promise<boolean>((resolve) => {
+          const s = connect({ host: '127.0.0.1', port }, () => (s.destroy(), resolve(true)));
+          s.once('error', () => resolve(false));
+        }),
+      `a process listening on ${port}`,
+    );
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
+  return child;
+}
