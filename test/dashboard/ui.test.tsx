@@ -7,7 +7,7 @@ import { DA_REMEDY } from '../../src/da/index.js';
 import { DashboardApp, DashboardFeed } from '../../src/dashboard/index.js';
 import type { DashboardMode } from '../../src/dashboard/index.js';
 import { tempHome, waitFor } from '../helpers/daemon.js';
-import { FakeSource, blocksUpTo, detailOf, healthyInfo } from './fixtures.js';
+import { FakeSource, blocksUpTo, healthyInfo } from './fixtures.js';
 import type { BlockDetail } from '../../src/dashboard/index.js';
 
 beforeAll(() => {
