@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { relative } from 'node:path';
 import { ConfigError, homePaths, loadConfig, resolveHome } from '../src/config/index.js';
 import { connectNode, NodeUnreachableError, uncheckedClient, WrongNodeError, type NodeClient, type NodeTarget } from '../src/client/index.js';
+import { nodeProcess } from '../src/doctor/index.js';
 import { HomeError, readHome } from '../src/home/index.js';
 import { CommandFailure } from './base.js';
 
@@ -21,7 +22,15 @@ function targetFor(flags: { home?: string; node?: string }): NodeTarget {
   try {
     const config = loadConfig({ home });
     const { genesis, nodeKey, paths } = readHome(home);
-    return { home, rpcAddress: config.rpc.address, chainId: genesis.chainId, peerId: nodeKey.peerId, nodeKeyFile: relative(home, paths.nodeKeyFile) };
+    const node = nodeProcess(paths);
+    return {
+      home,
+      rpcAddress: config.rpc.address,
+      chainId: genesis.chainId,
+      peerId: nodeKey.peerId,
+      nodeKeyFile: relative(home, paths.nodeKeyFile),
+      ...(node.state === 'running' ? { runningPid: node.pid } : {}),
+    };
   } catch (err) {
     if (err instanceof ConfigError) throw new CommandFailure(err.message, err.code);
     if (err instanceof HomeError) throw new CommandFailure(`${err.message}; or give --node URL to read a node by its address`, err.code);

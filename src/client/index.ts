@@ -161,7 +161,15 @@ export class NodeClient {
  */
 export type NodeTarget =
   | { address: string }
-  | { home: string; rpcAddress: string; chainId: string; peerId: string; nodeKeyFile: string };
+  | {
+      home: string;
+      rpcAddress: string;
+      chainId: string;
+      peerId: string;
+      nodeKeyFile: string;
+      /** The home's node process per data/node.pid, when one runs: then it listens elsewhere than the config says. */
+      runningPid?: number;
+    };
 
 /** The NodeInfo at `<url>/node_info`: the RPC listener serves it bare, the status listener in a JSON-RPC envelope. */
 async function readNodeInfo(client: NodeClient, url: string): Promise<{ info: NodeInfo; listener: 'rpc' | 'status' } | { answer: string }> {
@@ -207,7 +215,9 @@ export async function connectNode(target: NodeTarget, timeoutMs = 5000): Promise
     if (err instanceof NodeUnreachableError && 'home' in target) {
       throw new NodeUnreachableError(
         err.address,
-        `no node of home ${target.home} is running: nothing answers at ${err.address} (its rpc.address); start it with \`noded start --home ${target.home}\`, or give --node URL if it runs on other addresses`,
+        target.runningPid === undefined
+          ? `no node of home ${target.home} is running: nothing answers at ${err.address} (its rpc.address); start it with \`noded start --home ${target.home}\`, or give --node URL if it runs on other addresses`
+          : `the node of home ${target.home} runs (pid ${target.runningPid}, data/node.pid) but nothing answers at ${err.address} (its rpc.address): it was started with other addresses; give --node URL with its RPC or status address`,
       );
     }
     throw err;

@@ -14,11 +14,12 @@ const dirs: Array<ReturnType<typeof tempHome>> = [];
 let a: Daemon;
 let b: Daemon;
 let aHome: string;
+let bHome: string;
 let da: DaServer;
 
 beforeAll(async () => {
   aHome = await homes.create('one-a', true);
-  const bHome = await homes.create('one-b', true);
+  bHome = await homes.create('one-b', true);
   [a, b] = await Promise.all([Daemon.start(aHome, ['--node.node.block_time', '100ms']), Daemon.start(bHome, ['--node.node.block_time', '100ms'])]);
   await waitFor(async () => (await latestHeight(a.rpc)) >= 2, 'node A at height 2');
   const daHome = tempHome('noded-one-da-');
@@ -115,6 +116,18 @@ describe('status --home asks the home\'s own node', () => {
     const error = failure(await runCli(['status', '--home', home, '--json']));
     expect(error.code).toBe('NODE_UNREACHABLE');
     expect(error.message).toMatch(new RegExp(`^no node of home ${home} is running: nothing answers at 127\\.0\\.0\\.1:\\d+ \\(its rpc\\.address\\)`));
+  });
+
+  it('the home\'s node runs on other addresses than its config says: exit 1 naming its pid and --node', async () => {
+    // B runs on the ephemeral ports the test gave it; its node.yml still says the default ones, here pointed at nothing.
+    const yml = join(bHome, 'config', 'node.yml');
+    const port = await freePort();
+    writeFileSync(yml, readFileSync(yml, 'utf8').replace(/^  address: 127\.0\.0\.1:7331$/m, `  address: 127.0.0.1:${port}`));
+    const error = failure(await runCli(['status', '--home', bHome, '--json']));
+    expect(error.code).toBe('NODE_UNREACHABLE');
+    expect(error.message).toBe(
+      `the node of home ${bHome} runs (pid ${b.pid}, data/node.pid) but nothing answers at 127.0.0.1:${port} (its rpc.address): it was started with other addresses; give --node URL with its RPC or status address`,
+    );
   });
 
   it('a home that does not exist: exit 1 naming it, not whatever holds the default ports', async () => {
