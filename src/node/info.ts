@@ -7,11 +7,9 @@ const NANOS_PER_MS = 1_000_000n;
 /** The node's NodeInfo (GET /node_info, and `start --dashboard` in-process). */
 export function nodeInfo(node: Node): NodeInfo {
   const { config, logger, version } = node.opts;
-  const { chain, store, p2p, producer, submitter, home } = node.c;
+  const { chain, p2p, home } = node.c;
   const net = p2p.netInfo();
-  const da = node.daActivity();
   const height = chain.height;
-  const included = store.daIncludedHeight();
   return {
     chain_id: home.genesis.chainId,
     version,
@@ -22,20 +20,38 @@ export function nodeInfo(node: Node): NodeInfo {
     catching_up: node.catchingUp(),
     last_block_time: height > 0n ? Number(chain.lastBlockTime / NANOS_PER_MS) : 0,
     health: node.health(),
-    da: {
-      included_height: Number(included),
-      pending_blocks: Number(height > included ? height - included : 0n),
-      max_pending_blocks: config.node.max_pending_blocks,
-      last_success_at: da.lastSuccessAt,
-      last_error: da.lastError,
-      gas_price: submitter ? submitter.status().gasPrice : null,
-      production_paused: producer?.pausedReason ?? null,
-    },
+    da: daInfo(node),
     p2p: { id: net.id, listen_addresses: net.listen_addresses, configured_peers: p2p.configuredPeers, peers: net.connected_peers },
     execution: executionInfo(config.execution.type, node.c.executor.status?.()),
     children: node.opts.children?.() ?? [],
     warnings: [...recentProblems(logger)],
   };
+}
+
+/** The DA side of NodeInfo: an aggregator's submissions, or what a full node follows. */
+function daInfo(node: Node): NodeInfo['da'] {
+  const { store, chain, producer, submitter, retriever } = node.c;
+  const activity = node.daActivity();
+  const included = store.daIncludedHeight();
+  const unconfirmed = Number(chain.height > included ? chain.height - included : 0n);
+  const base = {
+    included_height: Number(included),
+    last_success_at: activity.lastSuccessAt,
+    failing_since: activity.failingSince,
+    last_error: activity.lastError,
+  };
+  if (submitter) {
+    return {
+      mode: 'submit',
+      ...base,
+      pending_blocks: unconfirmed,
+      max_pending_blocks: node.opts.config.node.max_pending_blocks,
+      gas_price: submitter.status().gasPrice,
+      production_paused: producer?.pausedReason ?? null,
+    };
+  }
+  const { next, head } = retriever!.position();
+  return { mode: 'follow', ...base, scan_height: Number(next > 0n ? next - 1n : 0n), head_height: Number(head), behind_blocks: unconfirmed };
 }
 
 /** An in-process layer (kv) is always reachable and has no height of its own. */

@@ -1,7 +1,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Config } from '../config/index.js';
 import { daNamespaces, parsePeerList } from '../config/index.js';
-import { DaCache, DaClient, DaRetriever, DaSubmitter, LocalDa, SELF_RESOLVED_DA_FAILURES, clearCache, type DaActivity, type DaNamespaces } from '../da/index.js';
+import { DaCache, DaClient, DaRetriever, DaSubmitter, LocalDa, clearCache, type DaActivity, type DaNamespaces } from '../da/index.js';
 import { AbciExecutor, KvExecutor, Mempool, TxRejectedError, createExecutor, instrumentExecutor, type Executor } from '../exec/index.js';
 import { createNodeMetrics, type NodeReadings } from '../metrics/index.js';
 import { P2PNetwork, type EncodedBlockAt, type EncodedBlockSource } from '../p2p/index.js';
@@ -328,6 +328,8 @@ export class Node {
     const p2p = this.c.p2p;
     if (p2p.configuredPeers > 0) checks.peers = p2p.peerInfo().length > 0 ? { ok: true } : { ok: false, reason: 'no peers connected' };
     checks.blocks = height > 0n ? { ok: true } : { ok: false, reason: 'no blocks yet' };
+    // Before production: at the pending cap a failing DA is what paused it, and what to fix.
+    checks.da = this.daCheck();
     const producer = this.c.producer;
     if (producer) {
       const stallMs = PRODUCTION_STALL_BLOCKS * cfg.node.block_time + (cfg.node.lazy_mode ? cfg.node.lazy_block_interval : 0);
@@ -340,18 +342,29 @@ export class Node {
     }
     const best = this.bestKnownHeight();
     checks.sync = height >= best ? { ok: true } : { ok: false, reason: `behind best-known height ${best} by ${best - height} blocks` };
-    const da = this.daActivity();
-    const quietMs = Date.now() - Math.max(da.lastSuccessAt, this.startedAt);
-    checks.da =
-      da.lastError && quietMs > cfg.da.request_timeout && !SELF_RESOLVED_DA_FAILURES.has(da.lastError.reason)
-        ? { ok: false, reason: `DA unreachable for ${(quietMs / 1000).toFixed(0)}s: ${da.lastError.message}` }
-        : { ok: true };
     const failed = Object.values(checks).find((c) => !c.ok);
     return {
       live: this.closing ? { ok: false, reason: 'shutting down' } : { ok: true },
       ready: failed ?? { ok: true },
       checks,
     };
+  }
+
+  /**
+   * DA fails readiness once every call has failed for da.unready_after, whatever
+   * the cause: even a cause the node works around itself (raising the gas price
+   * after code 19, splitting a batch too big, finding an earlier attempt on DA)
+   * has had that long to clear, and blocks still are not reaching DA. Counted
+   * from the first failure of the run, so a node that never reached DA is not
+   * ready after that long either.
+   */
+  private daCheck(): CheckResult {
+    const da = this.daActivity();
+    if (!da.lastError || da.failingSince === 0) return { ok: true };
+    const failingMs = Date.now() - da.failingSince;
+    if (failingMs < this.opts.config.da.unready_after) return { ok: true };
+    const what = this.c.submitter ? 'DA submissions' : 'DA reads';
+    return { ok: false, reason: `${what} failing for ${Math.floor(failingMs / 1000)}s: ${da.lastError.message}` };
   }
 
   /** The highest height this node knows of: its own, a peer's head, or a header seen on DA. */
