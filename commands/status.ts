@@ -6,12 +6,13 @@ import { DURATION_FORM, tryParseDuration } from '../src/config/duration.js';
 import { isTerminal } from '../src/dashboard/tty.js';
 import { loadDashboard } from '../cli/dashboard.js';
 import { describeChild } from '../src/supervise/index.js';
+import { daStatusFields, describeDa } from '../src/node/notifier.js';
 
 /** Shortest --interval: faster readings would cost the node more than they show. */
 const MIN_INTERVAL_MS = 100;
 
 export default class Status extends NodedCommand {
-  static summary = 'Show how the node on this home is doing: role, height, last block, sync, health, pending blocks.';
+  static summary = 'Show how the node on this home is doing: role, height, last block, sync, health, DA (an aggregator\'s pending blocks, or what a full node follows).';
   static description = 'Reads the addresses from the home\'s config/node.yml and asks the running node. Exits 1 when no node answers.';
   static examples = [
     { description: 'The node in ~/.node', command: '<%= config.bin %> <%= command.id %>' },
@@ -50,7 +51,8 @@ export default class Status extends NodedCommand {
     this.log(`last block   ${report.last_block_time} (${report.last_block_age_seconds}s ago)`);
     this.log(`catching up  ${report.catching_up ? 'yes' : 'no'}`);
     this.log(`health       live: ${health.live.text}, ready: ${health.ready.text}`);
-    this.log(`pending      ${report.pending_blocks} blocks not yet on DA`);
+    this.log(`DA           ${describeDa(daStatusFields(report.da))}`);
+    if (report.da.last_error) this.log(`DA error     ${report.da.last_error.reason}: ${report.da.last_error.message}; ${report.da.last_error.remedy}`);
     for (const child of report.children) this.log(`child        ${describeChild(child)}`);
     return report;
   }

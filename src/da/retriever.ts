@@ -103,9 +103,14 @@ export class DaRetriever {
     return this.head > 0n && this.next < this.head;
   }
 
-  /** DA heights: next to read, and the DA head last seen. */
-  position(): { next: bigint; head: bigint } {
-    return { next: this.next, head: this.head };
+  /** Last DA height read (0 = none yet). */
+  scannedHeight(): bigint {
+    return this.next > 0n ? this.next - 1n : 0n;
+  }
+
+  /** DA's head when last asked (0 = not asked yet). */
+  headHeight(): bigint {
+    return this.head;
   }
 
   start(signal: AbortSignal, onFatal: (err: Error) => void): void {

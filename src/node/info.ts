@@ -29,13 +29,11 @@ export function nodeInfo(node: Node): NodeInfo {
 }
 
 /** The DA side of NodeInfo: an aggregator's submissions, or what a full node follows. */
-function daInfo(node: Node): NodeInfo['da'] {
-  const { store, chain, producer, submitter, retriever } = node.c;
+export function daInfo(node: Node): NodeInfo['da'] {
+  const { store, producer, submitter, retriever } = node.c;
   const activity = node.daActivity();
-  const included = store.daIncludedHeight();
-  const unconfirmed = Number(chain.height > included ? chain.height - included : 0n);
   const base = {
-    included_height: Number(included),
+    included_height: Number(store.daIncludedHeight()),
     last_success_at: activity.lastSuccessAt,
     failing_since: activity.failingSince,
     last_error: activity.lastError,
@@ -44,14 +42,19 @@ function daInfo(node: Node): NodeInfo['da'] {
     return {
       mode: 'submit',
       ...base,
-      pending_blocks: unconfirmed,
+      pending_blocks: Number(store.blocksNotOnDa()),
       max_pending_blocks: node.opts.config.node.max_pending_blocks,
       gas_price: submitter.status().gasPrice,
       production_paused: producer?.pausedReason ?? null,
     };
   }
-  const { next, head } = retriever!.position();
-  return { mode: 'follow', ...base, scan_height: Number(next > 0n ? next - 1n : 0n), head_height: Number(head), behind_blocks: unconfirmed };
+  return {
+    mode: 'follow',
+    ...base,
+    scan_height: Number(retriever!.scannedHeight()),
+    head_height: Number(retriever!.headHeight()),
+    behind_blocks: Number(store.blocksNotOnDa()),
+  };
 }
 
 /** An in-process layer (kv) is always reachable and has no height of its own. */

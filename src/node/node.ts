@@ -22,7 +22,7 @@ import {
 } from '../rpc/index.js';
 import { BlockStore } from '../store/index.js';
 import { Chain } from './chain.js';
-import { nodeInfo } from './info.js';
+import { daInfo, nodeInfo } from './info.js';
 import { StatusNotifier } from './notifier.js';
 import { BlockIntake } from './intake.js';
 import { BlockProducer } from './producer.js';
@@ -194,7 +194,7 @@ export class Node {
               lazyMode: config.node.lazy_mode,
               lazyBlockIntervalMs: config.node.lazy_block_interval,
               pendingTxs: () => mempool.size,
-              pendingBlocks: () => store.height() - store.daIncludedHeight(),
+              pendingBlocks: () => store.blocksNotOnDa(),
               maxPendingBlocks: config.node.max_pending_blocks,
             },
             logger.child({ module: 'producer' }),
@@ -400,12 +400,18 @@ export class Node {
 
 /** What the scrape-time gauges read from a running node. */
 function readings(node: Node): NodeReadings {
-  const { store, chain, mempool, p2p, producer } = node.c;
+  const { store, chain, mempool, p2p, retriever } = node.c;
   return {
     chainHeight: () => chain.height,
     daIncludedHeight: () => store.daIncludedHeight(),
-    pendingBlocks: () => (producer ? store.height() - store.daIncludedHeight() : 0n),
-    maxPendingBlocks: node.opts.config.node.max_pending_blocks,
+    da: retriever
+      ? {
+          mode: 'follow',
+          scanHeight: () => retriever.scannedHeight(),
+          headHeight: () => retriever.headHeight(),
+          behindBlocks: () => store.blocksNotOnDa(),
+        }
+      : { mode: 'submit', pendingBlocks: () => store.blocksNotOnDa(), maxPendingBlocks: node.opts.config.node.max_pending_blocks },
     mempoolSize: () => mempool.size,
     connectedPeers: () => p2p.peerInfo().length,
     bestKnownHeight: () => node.bestKnownHeight(),
@@ -455,6 +461,10 @@ function createBackend(
       // The listeners bind a moment before the Node exists; the status server answers this with an error.
       if (!n) throw new Error('the node is still starting');
       return nodeInfo(n);
+    },
+    daInfo: () => {
+      const n = node();
+      return n ? daInfo(n) : null;
     },
     submitTx: (tx) => {
       if (node()?.isClosing) throw new TxRejectedError('node shutting down; send the tx again once it is back', 503);

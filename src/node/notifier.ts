@@ -28,29 +28,39 @@ export interface StatusFields {
   lastError: { code: string; msg: string; detail?: string; time: string } | null;
 }
 
+/** The DA figures of the status line. */
+export type DaStatusFields = Pick<StatusFields, 'daIncluded' | 'daPending' | 'maxPending' | 'daScanned' | 'daHead' | 'daBehind'>;
+
+/** An aggregator's pending queue, or what a full node follows on DA: each role only its own figures. */
+export function daStatusFields(da: NodeInfo['da']): DaStatusFields {
+  return da.mode === 'submit'
+    ? { daIncluded: da.included_height, daPending: da.pending_blocks, maxPending: da.max_pending_blocks }
+    : { daIncluded: da.included_height, daScanned: da.scan_height, daHead: da.head_height, daBehind: da.behind_blocks };
+}
+
 export function statusFields(info: NodeInfo): StatusFields {
   const last = info.warnings.findLast((p): p is LogProblem & { code: string } => p.code !== undefined);
-  const da = info.da;
   return {
     height: info.height,
     bestKnown: info.best_known_height,
     catchingUp: info.catching_up,
     unready: info.health.ready.ok ? null : (info.health.ready.reason ?? 'unknown'),
-    daIncluded: da.included_height,
-    ...(da.mode === 'submit'
-      ? { daPending: da.pending_blocks, maxPending: da.max_pending_blocks }
-      : { daScanned: da.scan_height, daHead: da.head_height, daBehind: da.behind_blocks }),
+    ...daStatusFields(info.da),
     peers: info.p2p.peers.length,
     lastError: last ? { code: last.code, msg: last.msg, ...(last.detail ? { detail: last.detail } : {}), time: new Date(last.time).toISOString() } : null,
   };
 }
 
-const atCap = (s: StatusFields) => s.maxPending !== undefined && s.daPending !== undefined && s.maxPending > 0 && s.daPending >= s.maxPending;
+const atCap = (s: DaStatusFields) => s.maxPending !== undefined && s.daPending !== undefined && s.maxPending > 0 && s.daPending >= s.maxPending;
 
-/** The DA part of the status line: an aggregator's pending blocks, or how far a full node has read DA. */
-function describeDa(s: StatusFields): string {
-  if (s.daPending !== undefined) return `DA included ${s.daIncluded}, ${s.daPending} pending${atCap(s) ? ` (at the cap of ${s.maxPending})` : ''}`;
-  return `DA included ${s.daIncluded}, ${s.daBehind ?? 0} behind, DA height ${s.daScanned ?? 0} of ${s.daHead ?? 0} read`;
+/**
+ * DA in words, after "DA": an aggregator's `included 118, 2 pending`, or a full
+ * node's `included 118 (2 blocks behind the chain), read DA height 1203 of 1205`.
+ */
+export function describeDa(s: DaStatusFields): string {
+  if (s.daPending !== undefined) return `included ${s.daIncluded}, ${s.daPending} pending${atCap(s) ? ` (at the cap of ${s.maxPending})` : ''}`;
+  const behind = s.daBehind ?? 0;
+  return `included ${s.daIncluded} (${behind} block${behind === 1 ? '' : 's'} behind the chain), read DA height ${s.daScanned ?? 0} of ${s.daHead ?? 0}`;
 }
 
 /**
@@ -66,7 +76,7 @@ export function describeStatus(s: StatusFields, now = Date.now()): string {
   const error = e
     ? `last error ${e.code} ${Math.max(0, Math.round((now - Date.parse(e.time)) / 1000))}s ago: ${e.msg}${e.detail ? ` (${e.detail})` : ''}`
     : 'no errors';
-  return [state, height, describeDa(s), peers, error].join(' | ');
+  return [state, height, `DA ${describeDa(s)}`, peers, error].join(' | ');
 }
 
 /** What, when it changes, is worth a line at once rather than at the next interval (a reason's counts aside). */

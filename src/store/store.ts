@@ -217,6 +217,11 @@ export class BlockStore {
     return this.daIncluded;
   }
 
+  /** Blocks above the DA-included height: an aggregator's pending blocks, or those a full node has not yet found on DA. */
+  blocksNotOnDa(): bigint {
+    return this.latestHeight > this.daIncluded ? this.latestHeight - this.daIncluded : 0n;
+  }
+
   async getMetadata(key: string): Promise<Uint8Array | null> {
     return (await this.db.get(stringKey(Bucket.metadata, key))) ?? null;
   }

@@ -110,7 +110,7 @@ describe('status line', () => {
     expect(fields).not.toHaveProperty('daPending');
     expect(fields).not.toHaveProperty('maxPending');
     const line = describeStatus(fields);
-    expect(line).toBe('synced | height 358 | DA included 356, 2 behind, DA height 1203 of 1205 read | 0 peers | no errors');
+    expect(line).toBe('synced | height 358 | DA included 356 (2 blocks behind the chain), read DA height 1203 of 1205 | 0 peers | no errors');
     expect(line).not.toMatch(/pending|cap/);
   });
 });
