@@ -196,6 +196,23 @@ describe('readiness covers a failing DA of any kind', () => {
     expect(info.da.failing_since).toBeGreaterThanOrEqual(faultAt);
   });
 
+  it('a full node whose DA reads fail: UNREADY after da.unready_after, READY again once DA answers', async () => {
+    const { aggregator, full } = await homes.chain('da-reads', 1);
+    const da = await DaServer.start(await homes.create('da-host', false));
+    await Daemon.start(aggregator, ['--node.node.block_time', '100ms', ...daArgs(da)]);
+    const fn = await Daemon.start(full[0]!, ['--node.log.status_interval', '200ms', ...UNREADY_AFTER, ...daArgs(da)]);
+    await waitFor(async () => (await nodeInfo(fn)).da.included_height > 0, 'the full node to find blocks on DA', 60_000);
+    await da.setFaults({ refuse: true });
+    const ready = await waitFor(async () => {
+      const r = await readyOf(fn);
+      return r.status === 503 && r.text.startsWith('UNREADY: DA reads failing') ? r : null;
+    }, `/health/ready to be 503 for DA reads\n${fn.stderr.slice(-2000)}`, 60_000);
+    expect(ready.text).toMatch(/^UNREADY: DA reads failing for \d+s: .*(ECONNREFUSED|refused)/i);
+    await waitFor(() => statusLines(fn).some((l) => l.msg.startsWith('UNREADY: DA reads failing for')), 'the status line to say UNREADY');
+    await da.setFaults({ refuse: false });
+    await waitFor(async () => (await readyOf(fn)).status === 200, `READY again\n${fn.stderr.slice(-2000)}`, 60_000);
+  });
+
   it('a token the DA node rejects: UNREADY after da.unready_after, naming the cause', async () => {
     const aggregator = await homes.create('da-auth', true);
     const da = await DaServer.start(await homes.create('da-host', false), ['--token', 'right-token']);
