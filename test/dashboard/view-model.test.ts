@@ -7,7 +7,7 @@ import { DashboardFeed, RecentBlocks, buildView, describeFailure, type FeedState
 import { INITIAL_UI, keyName, keyNames, reduceKey, selectedIndex } from '../../src/dashboard/keys.js';
 import { layoutFor } from '../../src/dashboard/layout.js';
 import { formatLogLine, readLogTail } from '../../src/dashboard/log-tail.js';
-import { bar, formatAge, meanBlockTime, sparkline } from '../../src/dashboard/view-model.js';
+import { bar, fitErrorAndRemedy, formatAge, meanBlockTime, sparkline } from '../../src/dashboard/view-model.js';
 import type { NodeInfo } from '../../src/rpc/index.js';
 import { FakeSource, blocksUpTo, fullNodeInfo, healthyInfo } from './fixtures.js';
 
@@ -69,7 +69,7 @@ describe('buildView: a full node', () => {
     expect(da).toContain('included   0  DA 358 blocks behind the chain');
     expect(da).toContain('DA height  read 1203 of 1205');
     expect(da).toContain('last error none');
-    expect(da).toContain('reads DA only; a full node submits nothing');
+    expect(da).toContain('mode       follows DA; submits none');
     expect(da).not.toMatch(/pending|%|cap|gas/);
     expect(text(v.header)).toMatch(/full node .*READY$/);
   });
@@ -81,7 +81,7 @@ describe('buildView: a full node', () => {
     info.da = { ...info.da, failing_since: NOW - 75_000, last_error: { message: 'connect ECONNREFUSED 127.0.0.1:26658', reason: 'connection_refused', remedy: 'check the DA endpoint', at: NOW - 500 } };
     const v = view(info);
     expect(v.da.level).toBe('fail');
-    expect(panelText(v.da)).toContain('connection_refused: connect ECONNREFUSED 127.0.0.1:26658 (failing for 1m15s)');
+    expect(panelText(v.da)).toContain('connection_refused for 1m15s: connect ECONNREFUSED 127.0.0.1:26658');
     expect(panelText(v.da)).toContain('remedy     check the DA endpoint');
   });
 });
@@ -246,8 +246,30 @@ describe('layout', () => {
     for (const banner of [false, true]) {
       const l = layoutFor({ columns: 80, rows: 24 }, { mode: 'watch', banner, peers: 2, children: 1, topLines: 6 });
       expect(1 + (banner ? 1 : 0) + l.top + l.mid + l.bottom + 1).toBe(23);
-      expect(l.bottom).toBeGreaterThanOrEqual(5);
+      expect(l.bottom).toBeGreaterThanOrEqual(4);
     }
+  });
+
+  it('a DA error and its remedy: wrapped whole when they fit; when not, the remedy first, the raw error cut with …, the rest kept', () => {
+    const lines: Line[] = [
+      [{ text: 'included   117' }],
+      [{ text: 'last error ' }, { text: `already_in_mempool: ${'tx already exists in mempool '.repeat(4)}` }],
+      [{ text: 'remedy     ' }, { text: 'check the balance, fund the account, or raise --node.da.gas_price' }],
+      [{ text: 'gas price  0.002051' }],
+    ];
+    const roomy = fitErrorAndRemedy(lines, 1, 39, 20).map(text);
+    expect(roomy[0]).toBe('included   117');
+    expect(roomy[1]).toMatch(/^last error already_in_mempool:/);
+    expect(roomy.findIndex((l) => l.startsWith('remedy'))).toBeGreaterThan(1);
+    expect(roomy.at(-1)).toBe('gas price  0.002051');
+    const short = fitErrorAndRemedy(lines, 1, 39, 6).map(text);
+    expect(short).toHaveLength(6);
+    for (const l of short) expect(l.length).toBeLessThanOrEqual(39);
+    expect(short[1]).toMatch(/^remedy /);
+    const errorAt = short.findIndex((l) => l.startsWith('last error'));
+    expect(short.slice(1, errorAt).join(' ').replace(/ +/g, ' ')).toBe('remedy check the balance, fund the account, or raise --node.da.gas_price');
+    expect(short.slice(errorAt, 5).join(' ')).toMatch(/^last error already_in_mempool: .*…$/);
+    expect(short[5]).toBe('gas price  0.002051');
   });
 
   it('gives more rows to long lists, the blocks and the log, and more columns to the hashes', () => {
