@@ -157,13 +157,16 @@ function daPanel(info: NodeInfo, now: number): PanelView {
   const position: { lines: Line[]; level: Level } = da.mode === 'submit' ? pendingLines(da) : { lines: followLines(da), level: 'ok' };
   const lines: Line[] = [
     ...position.lines,
-    [label('last ok'), da.last_success_at ? span(`${formatAge(now - da.last_success_at)} ago`) : span('never', 'warn')],
+    [
+      label('last ok'),
+      da.last_success_at ? span(`${formatAge(now - da.last_success_at)} ago`) : span('never', 'warn'),
+      // How long every DA call has failed: what /health/ready's da.unready_after counts.
+      ...(da.failing_since ? [span(`, failing for ${formatAge(now - da.failing_since)}`, 'warn')] : []),
+    ],
   ];
   const errorAt = lines.length;
   if (da.last_error) {
-    // How long before the raw text, which is what gets cut when space is short.
-    const failing = da.failing_since ? ` for ${formatAge(now - da.failing_since)}` : '';
-    lines.push([label('last error'), span(`${da.last_error.reason}${failing}: ${da.last_error.message}`, 'fail')]);
+    lines.push([label('last error'), span(`${da.last_error.reason}: ${da.last_error.message}`, 'fail')]);
     lines.push([label('remedy'), span(da.last_error.remedy)]);
   } else {
     lines.push([label('last error'), span('none', 'ok')]);

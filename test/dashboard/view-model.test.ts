@@ -78,10 +78,11 @@ describe('buildView: a full node', () => {
     const info = fullNodeInfo(NOW);
     const reason = 'DA reads failing for 75s: connect ECONNREFUSED 127.0.0.1:26658';
     info.health = { live: { ok: true }, ready: { ok: false, reason }, checks: { da: { ok: false, reason } } };
-    info.da = { ...info.da, failing_since: NOW - 75_000, last_error: { message: 'connect ECONNREFUSED 127.0.0.1:26658', reason: 'connection_refused', remedy: 'check the DA endpoint', at: NOW - 500 } };
+    info.da = { ...info.da, last_success_at: NOW - 76_000, failing_since: NOW - 75_000, last_error: { message: 'connect ECONNREFUSED 127.0.0.1:26658', reason: 'connection_refused', remedy: 'check the DA endpoint', at: NOW - 500 } };
     const v = view(info);
     expect(v.da.level).toBe('fail');
-    expect(panelText(v.da)).toContain('connection_refused for 1m15s: connect ECONNREFUSED 127.0.0.1:26658');
+    expect(panelText(v.da)).toContain('last ok    1m16s ago, failing for 1m15s');
+    expect(panelText(v.da)).toContain('connection_refused: connect ECONNREFUSED 127.0.0.1:26658');
     expect(panelText(v.da)).toContain('remedy     check the DA endpoint');
   });
 });
