@@ -1,8 +1,8 @@
 /**
  * Not a test: regenerates README's dashboard captures from a real run at 80×24
  * (a devnet with txs, then a DA that answers code 19, then a 70×20 terminal).
- * Run after changing what the dashboard draws:
- *   NODED_README_CAPTURES=1 npx vitest run test/dashboard/readme-captures.test.ts
+ * Run after changing what the dashboard draws: `npm run docs:captures`
+ * (its own vitest config; `npm test` does not run it).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, it } from 'vitest';
@@ -25,7 +25,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const trimmed = (screen: string) => screen.replace(/\s+$/, '').split('\n').map((l) => l.trimEnd()).join('\n');
 const block = (screen: string) => `\`\`\`text\n${trimmed(screen)}\n\`\`\``;
 
-it.runIf(process.env.NODED_README_CAPTURES)(
+it(
   'regenerates the README dashboard captures',
   async () => {
     requireTmux();
