@@ -6,12 +6,13 @@ import { DURATION_FORM, tryParseDuration } from '../src/config/duration.js';
 import { isTerminal } from '../src/dashboard/tty.js';
 import { loadDashboard } from '../cli/dashboard.js';
 import { describeChild } from '../src/supervise/index.js';
+import { daStatusFields, describeDa } from '../src/node/notifier.js';
 
 /** Shortest --interval: faster readings would cost the node more than they show. */
 const MIN_INTERVAL_MS = 100;
 
 export default class Status extends NodedCommand {
-  static summary = 'Show how the node on this home is doing: role, height, last block, sync, health, pending blocks.';
+  static summary = 'Show how the node on this home is doing: role, height, last block, sync, health, DA (an aggregator\'s pending blocks, or what a full node follows).';
   static description = 'Asks this home\'s node, at rpc.address of its config/node.yml, and checks that the node answering is this home\'s (its chain id and the P2P peer id of config/node_key.json); or, with --node, the node at that address (its RPC or its status listener). Every figure comes from that one node. Exits 1 when no node of the home runs, or nothing answers.';
   static examples = [
     { description: 'The node in ~/.node', command: '<%= config.bin %> <%= command.id %>' },
@@ -52,7 +53,8 @@ export default class Status extends NodedCommand {
     this.log(`last block   ${report.last_block_time} (${report.last_block_age_seconds}s ago)`);
     this.log(`catching up  ${report.catching_up ? 'yes' : 'no'}`);
     this.log(`health       live: ${health.live.text}, ready: ${health.ready.text}`);
-    this.log(`pending      ${report.pending_blocks} blocks not yet on DA`);
+    this.log(`DA           ${describeDa(daStatusFields(report.da))}`);
+    if (report.da.last_error) this.log(`DA error     ${report.da.last_error.reason}: ${report.da.last_error.message}; ${report.da.last_error.remedy}`);
     for (const child of report.children) this.log(`child        ${describeChild(child)}`);
     return report;
   }

@@ -119,17 +119,6 @@ export class NodeClient {
     return { raw, response: readGetBlockJson(parseJsonExact(raw) as never) };
   }
 
-  /** A metadata value, or null when the key is not set. */
-  async getMetadata(key: string): Promise<Uint8Array | null> {
-    try {
-      const raw = await this.callJson('/node.v1.StoreService/GetMetadata', { key });
-      return Buffer.from(JSON.parse(raw).value as string, 'base64');
-    } catch (err) {
-      if (err instanceof NodeRequestError && err.connectCode === 'not_found') return null;
-      throw err;
-    }
-  }
-
   async health(which: 'live' | 'ready'): Promise<HealthAnswer> {
     const res = await this.send(`${this.rpcUrl}/health/${which}`);
     return { ok: res.status === 200, text: res.text.trim() };
@@ -264,8 +253,8 @@ export interface NodeStatusReport {
   last_block_age_seconds: number;
   catching_up: boolean;
   health: { live: HealthAnswer; ready: HealthAnswer };
-  /** Blocks produced or synced but not yet included on DA. */
-  pending_blocks: number;
+  /** An aggregator's DA-included height and pending queue, or what a full node follows on DA (as `/node_info` has it). */
+  da: NodeInfo['da'];
   /** The child processes the node supervises (`supervise:` in node.yml). */
   children: NodeInfo['children'];
 }
@@ -274,14 +263,8 @@ export interface NodeStatusReport {
 export async function fetchNodeStatus(client: NodeClient, now = Date.now()): Promise<NodeStatusReport> {
   // The RPC listener first, so a node that is not running is reported by its RPC address.
   const live = await client.health('live');
-  const [status, ready, daIncluded, info] = await Promise.all([
-    client.status(),
-    client.health('ready'),
-    client.getMetadata('da_included_height'),
-    client.nodeInfo(),
-  ]);
+  const [status, ready, info] = await Promise.all([client.status(), client.health('ready'), client.nodeInfo()]);
   const height = Number(status.sync_info.latest_block_height);
-  const included = daIncluded && daIncluded.length === 8 ? Number(Buffer.from(daIncluded).readBigUInt64BE()) : 0;
   const lastBlockMs = Date.parse(status.sync_info.latest_block_time);
   return {
     node: client.rpcUrl,
@@ -292,7 +275,7 @@ export async function fetchNodeStatus(client: NodeClient, now = Date.now()): Pro
     last_block_age_seconds: Math.max(0, Math.round((now - lastBlockMs) / 100) / 10),
     catching_up: status.sync_info.catching_up,
     health: { live, ready },
-    pending_blocks: Math.max(0, height - included),
+    da: info.da,
     children: info.children,
   };
 }

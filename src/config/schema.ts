@@ -155,6 +155,10 @@ const da = section({
     'Factor the gas price is raised by on each retry after the DA node reports the transaction already in its mempool',
   ),
   request_timeout: duration('30s', 'Timeout for requests to the DA layer'),
+  unready_after: duration(
+    '1m',
+    'How long DA submissions (on an aggregator) or DA reads (on a full node) may fail without a break, whatever the cause, before /health/ready answers UNREADY',
+  ),
   block_time: duration('6s', 'Block time of the DA layer; the node polls it for new blobs this often'),
   local: bool(false, 'Serve the built-in DA at da.address from this process (for devnets and tests)'),
   max_blob_size: int(1_974_272, 1, 'an integer >= 1 (bytes)', 'Largest blob the node submits to DA, in bytes; bigger batches are split'),

@@ -32,13 +32,6 @@ export const DA_REMEDY: Record<DaFailureReason, string> = {
   other: 'check the DA node\'s logs, the DA endpoint and the auth token',
 };
 
-/**
- * Causes the node works around by itself — raising the gas price, splitting the
- * batch, finding the earlier attempt on DA — so readiness does not count them
- * as the DA layer being down.
- */
-export const SELF_RESOLVED_DA_FAILURES: ReadonlySet<DaFailureReason> = new Set(['already_in_mempool', 'already_in_cache', 'too_big']);
-
 /** A failed DA call: the text says what happened (never the token), `reason` classifies it. */
 export class DaError extends Error {
   constructor(

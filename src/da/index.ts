@@ -1,5 +1,5 @@
 export { DaClient, submitOptions, type Blob, type DaClientOptions, type GasSettings } from './client.js';
-export { DaError, DA_REMEDY, SELF_RESOLVED_DA_FAILURES, classifyDaMessage, type DaFailureReason } from './errors.js';
+export { DaError, DA_REMEDY, classifyDaMessage, type DaFailureReason } from './errors.js';
 export { DaCache, clearCache, type DaCacheState, type PendingSubmission } from './cache.js';
 export { DaSubmitter, span, type SubmitterOptions, type SubmitterStatus, type DaActivity } from './submitter.js';
 export { DaRetriever, type BlockSink, type RetrieverOptions } from './retriever.js';

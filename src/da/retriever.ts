@@ -15,7 +15,7 @@ import {
 import type { DaCache } from './cache.js';
 import type { Blob, DaClient } from './client.js';
 import { DaError } from './errors.js';
-import type { DaActivity } from './submitter.js';
+import { recordDaFailure, recordDaSuccess, type DaActivity } from './submitter.js';
 
 /**
  * Where retrieved blocks go: the node's chain, which validates, executes and
@@ -80,7 +80,7 @@ export class DaRetriever {
    * block/internal/syncing/da_retriever.go).
    */
   private strictMode = false;
-  readonly activity: DaActivity = { lastSuccessAt: 0, lastError: null };
+  readonly activity: DaActivity = { lastSuccessAt: 0, lastError: null, failingSince: 0 };
 
   constructor(
     private readonly client: DaClient,
@@ -103,9 +103,14 @@ export class DaRetriever {
     return this.head > 0n && this.next < this.head;
   }
 
-  /** DA heights: next to read, and the DA head last seen. */
-  position(): { next: bigint; head: bigint } {
-    return { next: this.next, head: this.head };
+  /** Last DA height read (0 = none yet). */
+  scannedHeight(): bigint {
+    return this.next > 0n ? this.next - 1n : 0n;
+  }
+
+  /** DA's head when last asked (0 = not asked yet). */
+  headHeight(): bigint {
+    return this.head;
   }
 
   start(signal: AbortSignal, onFatal: (err: Error) => void): void {
@@ -133,6 +138,9 @@ export class DaRetriever {
       try {
         if (this.next > this.head) {
           this.head = await this.client.networkHead(signal);
+          // Caught up, the node asks only for the head: that answer is DA working too.
+          recordDaSuccess(this.activity);
+          failures = 0;
           if (this.next > this.head) {
             this.saveScanPosition(false);
             await sleep(this.opts.pollMs, signal);
@@ -142,15 +150,14 @@ export class DaRetriever {
         const blobs = await this.client.getAll(this.next, this.readNamespaces, signal);
         this.ingest(blobs, this.next);
         await this.applyReady();
-        this.activity.lastSuccessAt = Date.now();
-        this.activity.lastError = null;
+        recordDaSuccess(this.activity);
         failures = 0;
         this.next++;
         this.saveScanPosition(false);
       } catch (err) {
         if (!(err instanceof DaError)) throw err;
         failures++;
-        this.activity.lastError = { message: err.message, reason: err.reason, remedy: err.remedy, at: Date.now() };
+        recordDaFailure(this.activity, err);
         // One line per outage, then one every ten attempts, so a long outage does not flood the log.
         if (failures === 1 || failures % 10 === 0) {
           this.logger.warn({ code: 'DA_RETRIEVE_FAILED', error: err.message, reason: err.reason, attempt: failures, remedy: err.remedy }, 'DA retrieval failed');

@@ -28,6 +28,22 @@ export interface DaActivity {
   /** Unix ms of the last DA call that succeeded (0 = none yet). */
   lastSuccessAt: number;
   lastError: { message: string; reason: DaFailureReason; remedy: string; at: number } | null;
+  /** Unix ms of the first failure since the last success (0 = the last call succeeded): how long DA has been failing. */
+  failingSince: number;
+}
+
+/** Records a failed DA call: the error, and when the run of failures it belongs to began. */
+export function recordDaFailure(activity: DaActivity, err: DaError): void {
+  const at = Date.now();
+  activity.lastError = { message: err.message, reason: err.reason, remedy: err.remedy, at };
+  if (activity.failingSince === 0) activity.failingSince = at;
+}
+
+/** Records a DA call that succeeded: the run of failures, if any, is over. */
+export function recordDaSuccess(activity: DaActivity): void {
+  activity.lastSuccessAt = Date.now();
+  activity.lastError = null;
+  activity.failingSince = 0;
 }
 
 export interface SubmitterStatus extends DaActivity {
@@ -55,7 +71,7 @@ export class DaSubmitter {
    * submission; null once it waits (for blocks, or after a failure).
    */
   private lastDaHeight: bigint | null = null;
-  readonly activity: DaActivity = { lastSuccessAt: 0, lastError: null };
+  readonly activity: DaActivity = { lastSuccessAt: 0, lastError: null, failingSince: 0 };
 
   constructor(
     private readonly store: BlockStore,
@@ -125,7 +141,11 @@ export class DaSubmitter {
         if (searchAll || this.cache.get().pending) {
           await this.reconcile(signal);
           searchAll = false;
-          if (this.store.daIncludedHeight() >= from) continue;
+          // Found on DA from an earlier attempt: that attempt succeeded after all, and DA is no longer failing.
+          if (this.store.daIncludedHeight() >= from) {
+            this.succeeded();
+            continue;
+          }
         }
         // A search after a crash starts above this. An inclusion just before will do (the next lands above it) and saves a
         // round trip; after a wait it would lengthen that search, so ask for the head.
@@ -177,13 +197,12 @@ export class DaSubmitter {
 
   private recordError(err: DaError): void {
     this.attempt++;
-    this.activity.lastError = { message: err.message, reason: err.reason, remedy: err.remedy, at: Date.now() };
+    recordDaFailure(this.activity, err);
   }
 
   private succeeded(): void {
     this.attempt = 0;
-    this.activity.lastSuccessAt = Date.now();
-    this.activity.lastError = null;
+    recordDaSuccess(this.activity);
     // Ease a raised gas price back toward the configured one.
     if (this.gasPrice > this.opts.gasPrice) {
       const eased = this.gasPrice / this.opts.gasMultiplier;

@@ -5,7 +5,7 @@
  */
 import type { LogProblem } from '../log/index.js';
 import { roundForPeople } from '../util/index.js';
-import type { NodeInfo, SupervisedChildInfo } from '../rpc/index.js';
+import type { FollowerDaInfo, NodeInfo, SubmitterDaInfo, SupervisedChildInfo } from '../rpc/index.js';
 import type { FeedState } from './feed.js';
 import type { BlockSummary } from './source.js';
 
@@ -129,17 +129,40 @@ function chainPanel(info: NodeInfo, blocks: BlockSummary[], now: number): PanelV
 const PENDING_WARN = 0.5;
 const PENDING_BAR_CELLS = 12;
 
-function daPanel(info: NodeInfo, now: number): PanelView {
-  const da = info.da;
+/** The pending queue of an aggregator: how full it is against node.max_pending_blocks, and whether production paused. */
+function pendingLines(da: SubmitterDaInfo): { lines: Line[]; level: Level } {
   const cap = da.max_pending_blocks;
   const fill = cap > 0 ? da.pending_blocks / cap : 0;
-  const fillLevel: Level = da.production_paused || fill >= 1 ? 'fail' : fill >= PENDING_WARN ? 'warn' : 'ok';
+  const level: Level = da.production_paused || fill >= 1 ? 'fail' : fill >= PENDING_WARN ? 'warn' : 'ok';
   const lines: Line[] = [
     [label('included'), span(String(da.included_height)), span(`  pending ${da.pending_blocks}${cap > 0 ? ` / ${cap}` : ' (no cap)'}`)],
     cap > 0
-      ? [label(''), span(`[${bar(fill, PENDING_BAR_CELLS)}] `), span(`${Math.round(fill * 100)}%${da.production_paused ? ' PAUSED' : fillLevel === 'warn' ? ' filling' : ''}`, fillLevel)]
+      ? [label(''), span(`[${bar(fill, PENDING_BAR_CELLS)}] `), span(`${Math.round(fill * 100)}%${da.production_paused ? ' PAUSED' : level === 'warn' ? ' filling' : ''}`, level)]
       : [label(''), span('no pending cap (node.max_pending_blocks 0)', undefined)],
-    [label('last ok'), da.last_success_at ? span(`${formatAge(now - da.last_success_at)} ago`) : span('never', 'warn')],
+  ];
+  return { lines, level };
+}
+
+/** What a full node follows on DA: the blocks it found there, and how far it has read. */
+function followLines(da: FollowerDaInfo): Line[] {
+  return [
+    [label('included'), span(String(da.included_height)), span(`  DA ${da.behind_blocks} block${da.behind_blocks === 1 ? '' : 's'} behind the chain`)],
+    [label('DA height'), span(`read ${da.scan_height} of ${da.head_height}`)],
+  ];
+}
+
+function daPanel(info: NodeInfo, now: number): PanelView {
+  const da = info.da;
+  // A full node has no queue of its own on DA: nothing pending, no cap to fill.
+  const position: { lines: Line[]; level: Level } = da.mode === 'submit' ? pendingLines(da) : { lines: followLines(da), level: 'ok' };
+  const lines: Line[] = [
+    ...position.lines,
+    [
+      label('last ok'),
+      da.last_success_at ? span(`${formatAge(now - da.last_success_at)} ago`) : span('never', 'warn'),
+      // How long every DA call has failed: what /health/ready's da.unready_after counts.
+      ...(da.failing_since ? [span(`, failing for ${formatAge(now - da.failing_since)}`, 'warn')] : []),
+    ],
   ];
   const errorAt = lines.length;
   if (da.last_error) {
@@ -148,10 +171,13 @@ function daPanel(info: NodeInfo, now: number): PanelView {
   } else {
     lines.push([label('last error'), span('none', 'ok')]);
   }
-  const gas = da.gas_price === null ? 'not submitting (full node)' : da.gas_price < 0 ? 'auto (the DA node estimates)' : String(roundForPeople(da.gas_price));
-  lines.push([label('gas price'), span(gas)]);
+  if (da.mode === 'submit') {
+    lines.push([label('gas price'), span(da.gas_price < 0 ? 'auto (the DA node estimates)' : String(roundForPeople(da.gas_price)))]);
+  } else {
+    lines.push([label('mode'), span('follows DA; submits none')]);
+  }
   const daCheck = info.health.checks.da;
-  const level = daCheck && !daCheck.ok ? 'fail' : worst(fillLevel, da.last_error ? 'warn' : 'ok');
+  const level = daCheck && !daCheck.ok ? 'fail' : worst(position.level, da.last_error ? 'warn' : 'ok');
   const fit = (width: number, rows: number) =>
     da.last_error ? fitErrorAndRemedy(lines, errorAt, width, rows) : lines.flatMap((l) => wrapLine(l, width, LABEL_WIDTH));
   return { title: 'DA', level, lines, fit };

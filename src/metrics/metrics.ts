@@ -28,16 +28,33 @@ export interface ChildReading {
  */
 export interface NodeReadings {
   chainHeight(): bigint;
+  /** Highest height whose header and data are known on DA. */
   daIncludedHeight(): bigint;
-  /** Blocks produced but not yet on DA (0 on a full node, which produces none). */
-  pendingBlocks(): bigint;
-  /** node.max_pending_blocks (0 = no cap). */
-  maxPendingBlocks: number;
+  /** What only one role has: an aggregator's pending queue, or how far a full node has read DA. */
+  da: SubmitterReadings | FollowerReadings;
   mempoolSize(): number;
   connectedPeers(): number;
   bestKnownHeight(): bigint;
   catchingUp(): boolean;
   children(): ChildReading[];
+}
+
+export interface SubmitterReadings {
+  mode: 'submit';
+  /** Blocks produced but not yet on DA. */
+  pendingBlocks(): bigint;
+  /** node.max_pending_blocks (0 = no cap). */
+  maxPendingBlocks: number;
+}
+
+export interface FollowerReadings {
+  mode: 'follow';
+  /** Last DA height read. */
+  scanHeight(): bigint;
+  /** DA's head when last asked. */
+  headHeight(): bigint;
+  /** Blocks held (from peers) not yet found on DA. */
+  behindBlocks(): bigint;
 }
 
 /**
@@ -91,9 +108,11 @@ export function createNodeMetrics() {
     });
 
   readGauge('chain_height', 'Height of the last block committed to this node\'s chain', (r) => r.chainHeight());
-  readGauge('da_included_height', 'Height up to which every block is included on DA', (r) => r.daIncludedHeight());
-  readGauge('pending_blocks', 'Blocks produced but not yet included on DA (aggregator)', (r) => r.pendingBlocks());
-  readGauge('pending_blocks_cap', 'node.max_pending_blocks: at this many pending blocks production pauses (0 = no cap)', (r) => r.maxPendingBlocks);
+  readGauge(
+    'da_included_height',
+    'Highest height whose header and data are known on DA (on an aggregator every block up to it is included)',
+    (r) => r.daIncludedHeight(),
+  );
   readGauge('mempool_txs', 'Txs waiting in the mempool for a block', (r) => r.mempoolSize());
   readGauge('sync_best_known_height', 'Highest block height this node knows of (its own, a peer\'s head, or a header seen on DA)', (r) => r.bestKnownHeight());
   readGauge('sync_catching_up', '1 while the node is behind the best-known height, else 0', (r) => r.catchingUp());
@@ -129,6 +148,16 @@ export function createNodeMetrics() {
     /** Lets the scrape-time gauges read the node; before this they read 0. */
     observe(r: NodeReadings): void {
       readings = r;
+      // Only the role's own DA gauges exist: a full node has no pending queue and no cap to show.
+      const da = r.da;
+      if (da.mode === 'submit') {
+        readGauge('pending_blocks', 'Blocks produced but not yet included on DA (aggregator)', () => da.pendingBlocks());
+        readGauge('pending_blocks_cap', 'node.max_pending_blocks: at this many pending blocks production pauses (0 = no cap)', () => da.maxPendingBlocks);
+      } else {
+        readGauge('da_scan_height', 'Last DA height this full node read', () => da.scanHeight());
+        readGauge('da_head_height', 'DA head height when this full node last asked', () => da.headHeight());
+        readGauge('da_behind_blocks', 'Blocks this full node holds (from peers) whose header and data it has not yet found on DA', () => da.behindBlocks());
+      }
     },
     blockInterval: histogram('block_interval_seconds', 'Time between two blocks the aggregator produced', [
       0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120,

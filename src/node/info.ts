@@ -8,11 +8,9 @@ const NANOS_PER_MS = 1_000_000n;
 /** The node's NodeInfo (GET /node_info, and `start --dashboard` in-process). */
 export function nodeInfo(node: Node): NodeInfo {
   const { config, logger, version } = node.opts;
-  const { chain, store, p2p, producer, submitter, home } = node.c;
+  const { chain, p2p, home } = node.c;
   const net = p2p.netInfo();
-  const da = node.daActivity();
   const height = chain.height;
-  const included = store.daIncludedHeight();
   return {
     chain_id: home.genesis.chainId,
     listeners: { rpc: listenerText(node.listeners.rpc), status: listenerText(node.listeners.status) },
@@ -24,15 +22,7 @@ export function nodeInfo(node: Node): NodeInfo {
     catching_up: node.catchingUp(),
     last_block_time: height > 0n ? Number(chain.lastBlockTime / NANOS_PER_MS) : 0,
     health: node.health(),
-    da: {
-      included_height: Number(included),
-      pending_blocks: Number(height > included ? height - included : 0n),
-      max_pending_blocks: config.node.max_pending_blocks,
-      last_success_at: da.lastSuccessAt,
-      last_error: da.lastError,
-      gas_price: submitter ? submitter.status().gasPrice : null,
-      production_paused: producer?.pausedReason ?? null,
-    },
+    da: daInfo(node),
     p2p: { id: net.id, listen_addresses: net.listen_addresses, configured_peers: p2p.configuredPeers, peers: net.connected_peers },
     execution: executionInfo(config.execution.type, node.c.executor.status?.()),
     children: node.opts.children?.() ?? [],
@@ -41,6 +31,35 @@ export function nodeInfo(node: Node): NodeInfo {
 }
 
 const listenerText = (l: Listener) => formatHostPort(l.address.host, l.address.port);
+
+/** The DA side of NodeInfo: an aggregator's submissions, or what a full node follows. */
+export function daInfo(node: Node): NodeInfo['da'] {
+  const { store, producer, submitter, retriever } = node.c;
+  const activity = node.daActivity();
+  const base = {
+    included_height: Number(store.daIncludedHeight()),
+    last_success_at: activity.lastSuccessAt,
+    failing_since: activity.failingSince,
+    last_error: activity.lastError,
+  };
+  if (submitter) {
+    return {
+      mode: 'submit',
+      ...base,
+      pending_blocks: Number(store.blocksNotOnDa()),
+      max_pending_blocks: node.opts.config.node.max_pending_blocks,
+      gas_price: submitter.status().gasPrice,
+      production_paused: producer?.pausedReason ?? null,
+    };
+  }
+  return {
+    mode: 'follow',
+    ...base,
+    scan_height: Number(retriever!.scannedHeight()),
+    head_height: Number(retriever!.headHeight()),
+    behind_blocks: Number(store.blocksNotOnDa()),
+  };
+}
 
 /** An in-process layer (kv) is always reachable and has no height of its own. */
 function executionInfo(type: string, status: { reachable: boolean; height: bigint | null } | undefined): NodeInfo['execution'] {

@@ -1,7 +1,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Config } from '../config/index.js';
 import { daNamespaces, formatHostPort, nodeListenerMove, parsePeerList } from '../config/index.js';
-import { DaCache, DaClient, DaRetriever, DaSubmitter, LocalDa, SELF_RESOLVED_DA_FAILURES, clearCache, type DaActivity, type DaNamespaces } from '../da/index.js';
+import { DaCache, DaClient, DaRetriever, DaSubmitter, LocalDa, clearCache, type DaActivity, type DaNamespaces } from '../da/index.js';
 import { AbciExecutor, KvExecutor, Mempool, TxRejectedError, createExecutor, instrumentExecutor, type Executor } from '../exec/index.js';
 import { createNodeMetrics, type NodeReadings } from '../metrics/index.js';
 import { P2PNetwork, type EncodedBlockAt, type EncodedBlockSource } from '../p2p/index.js';
@@ -22,7 +22,7 @@ import {
 } from '../rpc/index.js';
 import { BlockStore } from '../store/index.js';
 import { Chain } from './chain.js';
-import { nodeInfo } from './info.js';
+import { daInfo, nodeInfo } from './info.js';
 import { StatusNotifier } from './notifier.js';
 import { BlockIntake } from './intake.js';
 import { BlockProducer } from './producer.js';
@@ -194,7 +194,7 @@ export class Node {
               lazyMode: config.node.lazy_mode,
               lazyBlockIntervalMs: config.node.lazy_block_interval,
               pendingTxs: () => mempool.size,
-              pendingBlocks: () => store.height() - store.daIncludedHeight(),
+              pendingBlocks: () => store.blocksNotOnDa(),
               maxPendingBlocks: config.node.max_pending_blocks,
             },
             logger.child({ module: 'producer' }),
@@ -328,6 +328,8 @@ export class Node {
     const p2p = this.c.p2p;
     if (p2p.configuredPeers > 0) checks.peers = p2p.peerInfo().length > 0 ? { ok: true } : { ok: false, reason: 'no peers connected' };
     checks.blocks = height > 0n ? { ok: true } : { ok: false, reason: 'no blocks yet' };
+    // Before production: at the pending cap a failing DA is what paused it, and what to fix.
+    checks.da = this.daCheck();
     const producer = this.c.producer;
     if (producer) {
       const stallMs = PRODUCTION_STALL_BLOCKS * cfg.node.block_time + (cfg.node.lazy_mode ? cfg.node.lazy_block_interval : 0);
@@ -340,18 +342,29 @@ export class Node {
     }
     const best = this.bestKnownHeight();
     checks.sync = height >= best ? { ok: true } : { ok: false, reason: `behind best-known height ${best} by ${best - height} blocks` };
-    const da = this.daActivity();
-    const quietMs = Date.now() - Math.max(da.lastSuccessAt, this.startedAt);
-    checks.da =
-      da.lastError && quietMs > cfg.da.request_timeout && !SELF_RESOLVED_DA_FAILURES.has(da.lastError.reason)
-        ? { ok: false, reason: `DA unreachable for ${(quietMs / 1000).toFixed(0)}s: ${da.lastError.message}` }
-        : { ok: true };
     const failed = Object.values(checks).find((c) => !c.ok);
     return {
       live: this.closing ? { ok: false, reason: 'shutting down' } : { ok: true },
       ready: failed ?? { ok: true },
       checks,
     };
+  }
+
+  /**
+   * DA fails readiness once every call has failed for da.unready_after, whatever
+   * the cause: even a cause the node works around itself (raising the gas price
+   * after code 19, splitting a batch too big, finding an earlier attempt on DA)
+   * has had that long to clear, and blocks still are not reaching DA. Counted
+   * from the first failure of the run, so a node that never reached DA is not
+   * ready after that long either.
+   */
+  private daCheck(): CheckResult {
+    const da = this.daActivity();
+    if (!da.lastError || da.failingSince === 0) return { ok: true };
+    const failingMs = Date.now() - da.failingSince;
+    if (failingMs < this.opts.config.da.unready_after) return { ok: true };
+    const what = this.c.submitter ? 'DA submissions' : 'DA reads';
+    return { ok: false, reason: `${what} failing for ${Math.floor(failingMs / 1000)}s: ${da.lastError.message}` };
   }
 
   /** The highest height this node knows of: its own, a peer's head, or a header seen on DA. */
@@ -387,12 +400,18 @@ export class Node {
 
 /** What the scrape-time gauges read from a running node. */
 function readings(node: Node): NodeReadings {
-  const { store, chain, mempool, p2p, producer } = node.c;
+  const { store, chain, mempool, p2p, retriever } = node.c;
   return {
     chainHeight: () => chain.height,
     daIncludedHeight: () => store.daIncludedHeight(),
-    pendingBlocks: () => (producer ? store.height() - store.daIncludedHeight() : 0n),
-    maxPendingBlocks: node.opts.config.node.max_pending_blocks,
+    da: retriever
+      ? {
+          mode: 'follow',
+          scanHeight: () => retriever.scannedHeight(),
+          headHeight: () => retriever.headHeight(),
+          behindBlocks: () => store.blocksNotOnDa(),
+        }
+      : { mode: 'submit', pendingBlocks: () => store.blocksNotOnDa(), maxPendingBlocks: node.opts.config.node.max_pending_blocks },
     mempoolSize: () => mempool.size,
     connectedPeers: () => p2p.peerInfo().length,
     bestKnownHeight: () => node.bestKnownHeight(),
@@ -442,6 +461,10 @@ function createBackend(
       // The listeners bind a moment before the Node exists; the status server answers this with an error.
       if (!n) throw new Error('the node is still starting');
       return nodeInfo(n);
+    },
+    daInfo: () => {
+      const n = node();
+      return n ? daInfo(n) : null;
     },
     submitTx: (tx) => {
       if (node()?.isClosing) throw new TxRejectedError('node shutting down; send the tx again once it is back', 503);

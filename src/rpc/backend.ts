@@ -69,6 +69,8 @@ export interface RpcBackend {
   submitTx(tx: Uint8Array): void | Promise<void | ResponseCheckTx>;
   /** What the dashboard shows beside the blocks (`GET /node_info` on the status listener). */
   info(): NodeInfo;
+  /** What the node reports of DA (an aggregator's pending queue, or what a full node follows); null while it starts. */
+  daInfo(): NodeInfo['da'] | null;
   /** Reads the kv machine; null when the execution layer is not kv. */
   readonly kv: { get(key: string): Promise<Uint8Array | null> } | null;
   /** The ABCI app's Info and Query, passed through by the status server; null when the execution layer is not abci. */

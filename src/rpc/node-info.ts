@@ -14,6 +14,44 @@ export interface SupervisedChildInfo {
   last_exit?: { code: number | null; signal: string | null; at: number } | null;
 }
 
+/** What every node knows of its DA layer. */
+interface DaInfoBase {
+  /**
+   * Highest height whose header and data are known on DA: on an aggregator,
+   * every block up to it is included; a full node records each block it finds there.
+   */
+  included_height: number;
+  /** Last DA call that succeeded; 0 = none yet. */
+  last_success_at: number;
+  /** First failure since the last success; 0 = the last DA call succeeded. */
+  failing_since: number;
+  last_error: { message: string; reason: string; remedy: string; at: number } | null;
+}
+
+/** An aggregator's DA: it posts every block it produces, and pauses production at the pending cap. */
+export interface SubmitterDaInfo extends DaInfoBase {
+  mode: 'submit';
+  /** Blocks produced but not yet included on DA. */
+  pending_blocks: number;
+  /** node.max_pending_blocks; 0 = no cap. */
+  max_pending_blocks: number;
+  /** Gas price the next submission sends; -1 = the DA node estimates. */
+  gas_price: number;
+  /** Why block production is paused (the pending cap), or null. */
+  production_paused: string | null;
+}
+
+/** A full node's DA: it reads what the aggregator posted; nothing of its own is pending there. */
+export interface FollowerDaInfo extends DaInfoBase {
+  mode: 'follow';
+  /** Last DA height read (0 = none yet). */
+  scan_height: number;
+  /** DA's head when last asked (0 = not asked yet). */
+  head_height: number;
+  /** How far DA is behind this node's chain: blocks it holds (from peers) not yet found on DA. */
+  behind_blocks: number;
+}
+
 /**
  * Everything the dashboard shows of a node beside its blocks, in one object:
  * `GET /node_info` on the status listener (JSON-RPC) and on the RPC listener (bare) serve it, and `start --dashboard`
@@ -35,20 +73,7 @@ export interface NodeInfo {
   /** Header time of the latest block; 0 before the first. */
   last_block_time: number;
   health: HealthReport;
-  da: {
-    included_height: number;
-    /** Blocks produced or synced but not yet included on DA. */
-    pending_blocks: number;
-    /** node.max_pending_blocks; 0 = no cap. */
-    max_pending_blocks: number;
-    /** Last DA call that succeeded; 0 = none yet. */
-    last_success_at: number;
-    last_error: { message: string; reason: string; remedy: string; at: number } | null;
-    /** Gas price the next submission sends; -1 = the DA node estimates; null on a node that does not submit. */
-    gas_price: number | null;
-    /** Why block production is paused (the pending cap), or null. */
-    production_paused: string | null;
-  };
+  da: SubmitterDaInfo | FollowerDaInfo;
   p2p: { id: string; listen_addresses: string[]; configured_peers: number; peers: PeerSummary[] };
   execution: {
     type: string;

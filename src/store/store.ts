@@ -144,15 +144,19 @@ export class BlockStore {
     };
   }
 
-  /** Every batch goes through here, so no DA-height write escapes the listeners. */
+  /**
+   * Every batch goes through here, so no DA-height write escapes the listeners
+   * or the DA-included height: a block whose DA heights are written above it
+   * moves it, in the same batch, whoever wrote them (the aggregator's
+   * submitter, or a full node that found the block on DA).
+   */
   private async write(ops: StoreOp[]): Promise<void> {
+    const daWritten = ops.filter((op) => op.type === 'put' && op.key[0] === Bucket.daHeights).map((op) => readHeight(op.key, 1));
+    const included = daWritten.reduce((a, b) => (b > a ? b : a), this.daIncluded);
+    if (included > this.daIncluded) ops = [...ops, this.metadataOp(MetadataKey.daIncludedHeight, heightBytes(included))];
     await this.db.batch(ops);
-    if (this.daHeightListeners.length === 0) return;
-    for (const op of ops) {
-      if (op.key[0] !== Bucket.daHeights) continue;
-      const height = readHeight(op.key, 1);
-      for (const listener of this.daHeightListeners) listener(height);
-    }
+    if (included > this.daIncluded) this.daIncluded = included;
+    for (const height of daWritten) for (const listener of this.daHeightListeners) listener(height);
   }
 
   async getBlock(height: bigint): Promise<StoredBlock | null> {
@@ -200,20 +204,27 @@ export class BlockStore {
   }
 
   /**
-   * Records DA inclusion of blocks `from..to` (all at one DA height) and moves
-   * the DA-included height, in one batch.
+   * Records DA inclusion of blocks `from..to` (all at one DA height), which
+   * moves the DA-included height, in one batch.
    */
   async markDaIncluded(from: bigint, to: bigint, headerDaHeight: bigint, dataDaHeight: bigint): Promise<void> {
     const ops: StoreOp[] = [];
     for (let h = from; h <= to; h++) ops.push(this.daHeightsOp(h, headerDaHeight, dataDaHeight));
-    ops.push(this.metadataOp(MetadataKey.daIncludedHeight, heightBytes(to)));
     await this.write(ops);
-    this.daIncluded = to;
   }
 
-  /** Highest height whose header and data are on DA (0 when none). */
+  /**
+   * Highest height whose header and data are known on DA (0 when none). On an
+   * aggregator every block up to it is included; a full node records each block
+   * it finds on DA, in height order.
+   */
   daIncludedHeight(): bigint {
     return this.daIncluded;
+  }
+
+  /** Blocks above the DA-included height: an aggregator's pending blocks, or those a full node has not yet found on DA. */
+  blocksNotOnDa(): bigint {
+    return this.latestHeight > this.daIncluded ? this.latestHeight - this.daIncluded : 0n;
   }
 
   async getMetadata(key: string): Promise<Uint8Array | null> {

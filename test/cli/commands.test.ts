@@ -111,7 +111,8 @@ describe('noded status and block get against a running node', () => {
     expect(report).toMatchObject({ role: 'aggregator', chain_id: 'cli-2', catching_up: false });
     expect(report.height).toBeGreaterThanOrEqual(3);
     expect(report.health.ready.ok).toBe(true);
-    expect(typeof report.pending_blocks).toBe('number');
+    expect(report.da).toMatchObject({ mode: 'submit', pending_blocks: expect.any(Number), max_pending_blocks: 100 });
+    expect(res.stdout).toMatch(/^DA {11}included \d+, \d+ pending$/m);
   });
 
   it('block get prints a summary, and --json prints exactly the GetBlock JSON', async () => {

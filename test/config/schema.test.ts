@@ -15,6 +15,7 @@ describe('defaults', () => {
         max_gas_price: 0,
         gas_multiplier: 1.2,
         request_timeout: 30_000,
+        unready_after: 60_000,
         block_time: 6_000,
         local: false,
         max_blob_size: 1_974_272,

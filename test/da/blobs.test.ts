@@ -103,7 +103,7 @@ async function retrieve(blobsAt: Blob[][]): Promise<{ applied: Block[]; lastData
   retriever.start(abort.signal, (err) => {
     throw err;
   });
-  await waitFor(() => retriever.position().next > BigInt(blobsAt.length), 'the retriever to read every DA height');
+  await waitFor(() => retriever.scannedHeight() >= BigInt(blobsAt.length), 'the retriever to read every DA height');
   abort.abort();
   await retriever.stopped();
   return { applied, lastDataHashes, daHeights };

@@ -1,8 +1,8 @@
-import type { NodeInfo } from '../../src/rpc/index.js';
+import type { FollowerDaInfo, NodeInfo, SubmitterDaInfo } from '../../src/rpc/index.js';
 import type { BlockDetail, BlockSummary, DashboardSource, NodeSnapshot } from '../../src/dashboard/index.js';
 
 /** A healthy aggregator `ageMs` after its latest block, read at `now`. */
-export function healthyInfo(now: number, overrides: Partial<NodeInfo> = {}): NodeInfo {
+export function healthyInfo(now: number, overrides: Partial<Omit<NodeInfo, 'da'>> = {}): NodeInfo & { da: SubmitterDaInfo } {
   return {
     chain_id: 'test-chain',
     listeners: { rpc: '127.0.0.1:7331', status: '127.0.0.1:26657' },
@@ -15,10 +15,12 @@ export function healthyInfo(now: number, overrides: Partial<NodeInfo> = {}): Nod
     last_block_time: now - 400,
     health: { live: { ok: true }, ready: { ok: true }, checks: { blocks: { ok: true }, da: { ok: true } } },
     da: {
+      mode: 'submit',
       included_height: 117,
       pending_blocks: 3,
       max_pending_blocks: 100,
       last_success_at: now - 2_000,
+      failing_since: 0,
       last_error: null,
       gas_price: -1,
       production_paused: null,
@@ -35,6 +37,17 @@ export function healthyInfo(now: number, overrides: Partial<NodeInfo> = {}): Nod
     execution: { type: 'kv', reachable: true, height: null },
     children: [],
     warnings: [],
+    ...overrides,
+  };
+}
+
+/** A healthy full node following the same chain over P2P, 2 blocks ahead of what it found on DA so far. */
+export function fullNodeInfo(now: number, overrides: Partial<Omit<NodeInfo, 'da'>> = {}): NodeInfo & { da: FollowerDaInfo } {
+  const { da: _submitter, ...aggregator } = healthyInfo(now);
+  return {
+    ...aggregator,
+    role: 'full node',
+    da: { mode: 'follow', included_height: 118, scan_height: 1203, head_height: 1205, behind_blocks: 2, last_success_at: now - 300, failing_since: 0, last_error: null },
     ...overrides,
   };
 }

@@ -7,7 +7,7 @@ import { DA_REMEDY } from '../../src/da/index.js';
 import { DashboardApp, DashboardFeed } from '../../src/dashboard/index.js';
 import type { DashboardMode } from '../../src/dashboard/index.js';
 import { tempHome, waitFor } from '../helpers/daemon.js';
-import { FakeSource, blocksUpTo, healthyInfo } from './fixtures.js';
+import { FakeSource, blocksUpTo, fullNodeInfo, healthyInfo } from './fixtures.js';
 import type { BlockDetail } from '../../src/dashboard/index.js';
 
 beforeAll(() => {
@@ -224,14 +224,14 @@ const daColumn = (screen: string) =>
 describe('at exactly 80×24', () => {
   it('a full node: the header keeps its state (never cut to REA…) however long the rest is', async () => {
     const now = Date.now();
-    const info = healthyInfo(now, { chain_id: 'my-devnet-chain-1', role: 'full node (DA-only sync)' });
-    info.da = { ...info.da, gas_price: null };
+    const info = fullNodeInfo(now, { chain_id: 'my-devnet-chain-1', role: 'full node (DA-only sync)' });
     const { frame, shows } = await mount({ source: new FakeSource({ info, blocks: blocksUpTo(120, now) }) });
     await shows('BLOCKS');
     const [header] = expectFits80x24(frame());
     expect(header).toMatch(/^noded {2}my-devnet-chain-1 {2}full node \(DA-only sync\) .*… {2}READY$/);
     expect(frame()).toContain('CHAIN [ok]');
-    expect(daColumn(frame())).toContain('gas price not submitting (full node)');
+    expect(daColumn(frame())).toContain('mode follows DA; submits none');
+    expect(daColumn(frame())).not.toMatch(/pending|gas price/);
   });
 
   it('a long DA error: the remedy (before the raw error) and the gas price stay in view, the price to 4 significant digits', async () => {

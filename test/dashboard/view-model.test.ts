@@ -8,7 +8,8 @@ import { INITIAL_UI, keyName, keyNames, reduceKey, selectedIndex } from '../../s
 import { layoutFor } from '../../src/dashboard/layout.js';
 import { formatLogLine, readLogTail } from '../../src/dashboard/log-tail.js';
 import { bar, fitErrorAndRemedy, formatAge, meanBlockTime, sparkline } from '../../src/dashboard/view-model.js';
-import { FakeSource, blocksUpTo, healthyInfo } from './fixtures.js';
+import type { NodeInfo } from '../../src/rpc/index.js';
+import { FakeSource, blocksUpTo, fullNodeInfo, healthyInfo } from './fixtures.js';
 
 beforeAll(() => {
   process.env.TZ = 'UTC';
@@ -18,7 +19,7 @@ const NOW = Date.UTC(2026, 10, 23, 12, 0, 0);
 const text = (line: Line) => line.map((s) => s.text).join('');
 const panelText = (p: PanelView) => p.lines.map(text).join('\n');
 const state = (snapshot: FeedState['snapshot'], problem: FeedState['problem'] = null): FeedState => ({ snapshot, readAt: NOW - 1000, problem, log: null });
-const view = (info = healthyInfo(NOW), blocks = blocksUpTo(120, NOW)) => buildView(state({ info, blocks }), '127.0.0.1:7331', 'watch', NOW);
+const view = (info: NodeInfo = healthyInfo(NOW), blocks = blocksUpTo(120, NOW)) => buildView(state({ info, blocks }), '127.0.0.1:7331', 'watch', NOW);
 
 describe('formatting', () => {
   it('writes ages, sparklines and bars', () => {
@@ -54,6 +55,35 @@ describe('buildView: ok', () => {
     expect(panelText(v.children)).toBe('none supervised');
     expect(panelText(v.warnings)).toBe('none logged');
     expect(v.blocks).toHaveLength(30);
+  });
+});
+
+describe('buildView: a full node', () => {
+  it('shows what it follows on DA: the height known there, how far DA is behind, the DA height read; no pending queue, cap or gas price', () => {
+    // Far behind DA in blocks, as a P2P full node is between DA blocks: still healthy.
+    const info = fullNodeInfo(NOW, { height: 358, best_known_height: 358 });
+    info.da = { ...info.da, included_height: 0, behind_blocks: 358 };
+    const v = view(info, blocksUpTo(358, NOW));
+    expect(v.da.level).toBe('ok');
+    const da = panelText(v.da);
+    expect(da).toContain('included   0  DA 358 blocks behind the chain');
+    expect(da).toContain('DA height  read 1203 of 1205');
+    expect(da).toContain('last error none');
+    expect(da).toContain('mode       follows DA; submits none');
+    expect(da).not.toMatch(/pending|%|cap|gas/);
+    expect(text(v.header)).toMatch(/full node .*READY$/);
+  });
+
+  it('fails DA when its DA reads have failed for da.unready_after, with how long and the remedy', () => {
+    const info = fullNodeInfo(NOW);
+    const reason = 'DA reads failing for 75s: connect ECONNREFUSED 127.0.0.1:26658';
+    info.health = { live: { ok: true }, ready: { ok: false, reason }, checks: { da: { ok: false, reason } } };
+    info.da = { ...info.da, last_success_at: NOW - 76_000, failing_since: NOW - 75_000, last_error: { message: 'connect ECONNREFUSED 127.0.0.1:26658', reason: 'connection_refused', remedy: 'check the DA endpoint', at: NOW - 500 } };
+    const v = view(info);
+    expect(v.da.level).toBe('fail');
+    expect(panelText(v.da)).toContain('last ok    1m16s ago, failing for 1m15s');
+    expect(panelText(v.da)).toContain('connection_refused: connect ECONNREFUSED 127.0.0.1:26658');
+    expect(panelText(v.da)).toContain('remedy     check the DA endpoint');
   });
 });
 

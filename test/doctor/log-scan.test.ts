@@ -36,7 +36,7 @@ function writeNodeLog(path: string, format: 'text' | 'json', failures: number): 
     submitter.error({ code: 'DA_SUBMIT_FAILED', error: CODE_19, reason: 'already_in_mempool', attempt, heights: '1-4' }, 'DA layer submission failed');
     for (let echo = 0; echo < 3; echo++) {
       const fields: StatusFields = {
-        height: 4 + echo, bestKnown: 4 + echo, catchingUp: false, daIncluded: 0, daPending: 4 + echo, maxPending: 100, peers: 0,
+        height: 4 + echo, bestKnown: 4 + echo, catchingUp: false, unready: null, daIncluded: 0, daPending: 4 + echo, maxPending: 100, peers: 0,
         lastError: { code: 'DA_SUBMIT_FAILED', msg: 'DA layer submission failed', detail: CODE_19, time: new Date().toISOString() },
       };
       status.info({ status: fields }, describeStatus(fields));

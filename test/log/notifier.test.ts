@@ -4,7 +4,7 @@ import { loadConfig } from '../../src/config/index.js';
 import { createLogger, recentProblems, type Logger } from '../../src/log/index.js';
 import { Node, nodeInfo } from '../../src/node/index.js';
 import { StatusNotifier, describeStatus, statusFields, type StatusFields } from '../../src/node/notifier.js';
-import type { NodeInfo } from '../../src/rpc/index.js';
+import type { FollowerDaInfo, NodeInfo, SubmitterDaInfo } from '../../src/rpc/index.js';
 import { tempHome, waitFor } from '../helpers/daemon.js';
 
 const cleanups: Array<() => unknown> = [];
@@ -82,16 +82,61 @@ describe('status line', () => {
     expect(errorLine.status.lastError).toMatchObject({ code: 'DA_SUBMIT_FAILED', msg: 'DA layer submission failed', detail: 'connection refused' });
     expect(errorLine.msg).toMatch(/\| last error DA_SUBMIT_FAILED \d+s ago: DA layer submission failed \(connection refused\)$/);
 
-    info = fakeInfo({ ...info, da: { ...info.da, pending_blocks: 100 } });
+    info = fakeInfo({ ...info, da: { ...AGGREGATOR_DA, pending_blocks: 100 } });
     await waitFor(() => statusLines(lines()).length === 5, 'a line at the pending cap');
     expect(statusLines(lines())[4]!.msg).toContain('DA included 5, 100 pending (at the cap of 100)');
+
+    const failing = (s: number): NodeInfo['health'] => ({ live: { ok: true }, ready: { ok: false, reason: `DA submissions failing for ${s}s: connection refused` }, checks: {} });
+    info = { ...info, catching_up: false, health: failing(61) };
+    await waitFor(() => statusLines(lines()).length === 6, 'a line when the node turns unready');
+    expect(statusLines(lines())[5]!.msg).toMatch(/^UNREADY: DA submissions failing for 61s: connection refused \| height 10 \|/);
+    expect(statusLines(lines())[5]!.status.unready).toBe('DA submissions failing for 61s: connection refused');
+    info = { ...info, health: { live: { ok: true }, ready: { ok: true }, checks: {} } };
+    await waitFor(() => statusLines(lines()).length === 7, 'a line when the node is ready again');
+    expect(statusLines(lines())[6]!.msg).toMatch(/^synced \| height 10 \|/);
   });
 
   it('describes each state in words', () => {
-    const base: StatusFields = { height: 7, bestKnown: 7, catchingUp: false, daIncluded: 6, daPending: 1, maxPending: 0, peers: 1, lastError: null };
+    const base: StatusFields = { height: 7, bestKnown: 7, catchingUp: false, unready: null, daIncluded: 6, daPending: 1, maxPending: 0, peers: 1, lastError: null };
     expect(describeStatus(base)).toBe('synced | height 7 | DA included 6, 1 pending | 1 peer | no errors');
+    expect(describeStatus({ ...base, unready: 'DA submissions failing for 75s: tx already in mempool' })).toBe(
+      'UNREADY: DA submissions failing for 75s: tx already in mempool | height 7 | DA included 6, 1 pending | 1 peer | no errors',
+    );
+  });
+
+  it('a full node tells what it follows on DA, never pending blocks or a cap', () => {
+    const fields = statusFields(fakeInfo({ height: 358, best_known_height: 358, da: FOLLOWER_DA }));
+    expect(fields).toMatchObject({ daIncluded: 356, daScanned: 1203, daHead: 1205, daBehind: 2 });
+    expect(fields).not.toHaveProperty('daPending');
+    expect(fields).not.toHaveProperty('maxPending');
+    const line = describeStatus(fields);
+    expect(line).toBe('synced | height 358 | DA included 356 (2 blocks behind the chain), read DA height 1203 of 1205 | 0 peers | no errors');
+    expect(line).not.toMatch(/pending|cap/);
   });
 });
+
+const AGGREGATOR_DA: SubmitterDaInfo = {
+  mode: 'submit',
+  included_height: 5,
+  pending_blocks: 5,
+  max_pending_blocks: 100,
+  gas_price: -1,
+  production_paused: null,
+  last_success_at: 0,
+  failing_since: 0,
+  last_error: null,
+};
+
+const FOLLOWER_DA: FollowerDaInfo = {
+  mode: 'follow',
+  included_height: 356,
+  scan_height: 1203,
+  head_height: 1205,
+  behind_blocks: 2,
+  last_success_at: 0,
+  failing_since: 0,
+  last_error: null,
+};
 
 /** A NodeInfo with the fields the status line reads; the rest as a fresh node has them. */
 function fakeInfo(over: Partial<NodeInfo>): NodeInfo {
@@ -99,7 +144,8 @@ function fakeInfo(over: Partial<NodeInfo>): NodeInfo {
     height: 10,
     best_known_height: 10,
     catching_up: false,
-    da: { included_height: 5, pending_blocks: 5, max_pending_blocks: 100 },
+    health: { live: { ok: true }, ready: { ok: true }, checks: {} },
+    da: AGGREGATOR_DA,
     p2p: { peers: [] },
     warnings: [],
     ...over,

@@ -6,8 +6,7 @@ import { parseExposition, sampleValue } from '../helpers/metrics.js';
 const readings = (over: Partial<NodeReadings> = {}): NodeReadings => ({
   chainHeight: () => 42n,
   daIncludedHeight: () => 40n,
-  pendingBlocks: () => 2n,
-  maxPendingBlocks: 100,
+  da: { mode: 'submit', pendingBlocks: () => 2n, maxPendingBlocks: 100 },
   mempoolSize: () => 7,
   connectedPeers: () => 3,
   bestKnownHeight: () => 45n,
@@ -91,6 +90,20 @@ describe('node metrics registry', () => {
     expect(v('noded_block_interval_seconds_bucket', { le: '0.1' })).toBe(1);
     expect(v('noded_rpc_request_duration_seconds_count', { route: '/tx', code: '200' })).toBe(1);
     expect(v('noded_execution_errors_total', { method: 'setFinal' })).toBe(1);
+  });
+
+  it("shows only the role's own DA gauges: a full node's DA progress, never an aggregator's pending queue or cap", async () => {
+    const m = createNodeMetrics();
+    m.observe(readings({ da: { mode: 'follow', scanHeight: () => 1203n, headHeight: () => 1205n, behindBlocks: () => 2n } }));
+    const f = parseExposition((await m.scrape()).body);
+    expect(sampleValue(f, 'noded_da_included_height')).toBe(40);
+    expect(sampleValue(f, 'noded_da_scan_height')).toBe(1203);
+    expect(sampleValue(f, 'noded_da_head_height')).toBe(1205);
+    expect(sampleValue(f, 'noded_da_behind_blocks')).toBe(2);
+    expect(f.has('noded_pending_blocks')).toBe(false);
+    expect(f.has('noded_pending_blocks_cap')).toBe(false);
+    const aggregator = parseExposition((await exercised().scrape()).body);
+    expect(aggregator.has('noded_da_scan_height')).toBe(false);
   });
 
   it('reads 0 before the node is observed', async () => {

@@ -3,6 +3,7 @@ import { cometNodeId, nanosOfTimestamp } from '../../types/index.js';
 import type { ChainView, StatusMethod } from './chain-view.js';
 import { b64, hex, omitEmpty, rfc3339Nano } from './encoding.js';
 import { internalError } from './jsonrpc.js';
+import type { NodeInfo } from '../node-info.js';
 
 /** A call to the ABCI app; an app that is down or broke the protocol is an internal error with the reason. */
 async function fromApp<T>(call: () => Promise<T>): Promise<T> {
@@ -11,6 +12,19 @@ async function fromApp<T>(call: () => Promise<T>): Promise<T> {
   } catch (err) {
     throw internalError((err as Error).message);
   }
+}
+
+/**
+ * The node's DA figures for `node_info.other` of /status: the DA-included
+ * height, and an aggregator's pending queue or how far a full node has read DA.
+ */
+function daOther(da: NodeInfo['da'] | null): Record<string, string> {
+  if (!da) return {};
+  const figures =
+    da.mode === 'submit'
+      ? { da_included_height: da.included_height, da_pending_blocks: da.pending_blocks, da_max_pending_blocks: da.max_pending_blocks }
+      : { da_included_height: da.included_height, da_scan_height: da.scan_height, da_head_height: da.head_height, da_behind_blocks: da.behind_blocks };
+  return Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, String(v)]));
 }
 
 /** CometBFT's node and ABCI info methods (rpc/core/status.go, health.go, net.go, abci.go), and noded's node_info. */
@@ -39,8 +53,8 @@ export function infoMethods(view: ChainView): Record<string, StatusMethod> {
             version: `0.38.0+noded-${b.version}`,
             channels: '',
             moniker: hostname() || 'noded',
-            // Every committed tx is indexed by hash (the `tx` method).
-            other: { tx_index: 'on', rpc_address: `tcp://${b.statusAddress}` },
+            // Every committed tx is indexed by hash (the `tx` method). noded's own DA figures go here too, as strings like CometBFT's.
+            other: { tx_index: 'on', rpc_address: `tcp://${b.statusAddress}`, ...daOther(b.daInfo()) },
           },
           sync_info: {
             latest_block_hash: latest ? hex(latest.hash) : '',
