@@ -1,6 +1,17 @@
 import type { Logger } from '../log/index.js';
 import { create } from '@bufbuild/protobuf';
-import { BlockSchema, DataSchema, InvalidBlockError, MetadataSchema, txsHash, type Block, type Data, type SignedHeader } from '../types/index.js';
+import {
+  BlockSchema,
+  DataSchema,
+  GenesisMismatchError,
+  InvalidBlockError,
+  MetadataSchema,
+  txsHash,
+  type Block,
+  type Data,
+  type Header,
+  type SignedHeader,
+} from '../types/index.js';
 import { isAbortError, sleep } from '../util/index.js';
 import {
   decodeDataBlob,
@@ -40,12 +51,17 @@ export interface RetrieverOptions {
   /** How long to wait for the next DA block once caught up. */
   pollMs: number;
   retryMaxMs: number;
+  /** Throws GenesisMismatchError for a header of another genesis (the node reports that once, not per blob). */
+  checkGenesis?: (header: Header) => void;
 }
 
 interface HeaderCandidate {
   signed: SignedHeader;
   daHeight: bigint;
 }
+
+/** ingestHeader's answer for a header of another genesis: skipped without a line of its own. */
+const FOREIGN_GENESIS = Symbol('foreign genesis');
 
 /** How far ahead of this node's clock a header's time may be (ev-node types/header.go, MaxClockDrift). */
 const MAX_CLOCK_DRIFT_NS = 60_000_000_000n;
@@ -80,6 +96,12 @@ export class DaRetriever {
    * block/internal/syncing/da_retriever.go).
    */
   private strictMode = false;
+  /**
+   * The first DA height that held a header of another genesis: the scan
+   * position saved never passes it, so a node restarted with the right
+   * genesis reads those blocks again.
+   */
+  private foreignDaHeight: bigint | null = null;
   readonly activity: DaActivity = { lastSuccessAt: 0, lastError: null };
 
   constructor(
@@ -176,7 +198,7 @@ export class DaRetriever {
     for (const blob of blobs) {
       if (blob.data.length === 0) continue;
       const notHeader = this.ingestHeader(blob, daHeight);
-      if (notHeader === null) continue;
+      if (notHeader === null || notHeader === FOREIGN_GENESIS) continue;
       const notData = this.ingestData(blob, daHeight);
       if (notData === null) continue;
       this.skip(daHeight, `neither a header (${notHeader}) nor block data (${notData})`);
@@ -188,9 +210,10 @@ export class DaRetriever {
    * tryDecodeHeader): a DA envelope must carry a valid envelope signature;
    * after the first such envelope, only envelopes are taken; the header needs
    * a proposer, which must be the chain's, and a time, not more than a minute ahead.
-   * Returns null when taken, else why the blob is no header of this chain.
+   * Returns null when taken, FOREIGN_GENESIS for a header of another genesis
+   * (reported by checkGenesis), else why the blob is no header of this chain.
    */
-  private ingestHeader(blob: Blob, daHeight: bigint): string | null {
+  private ingestHeader(blob: Blob, daHeight: bigint): string | null | typeof FOREIGN_GENESIS {
     let decoded: HeaderBlob;
     try {
       decoded = decodeHeaderBlob(blob.data);
@@ -199,6 +222,14 @@ export class DaRetriever {
     }
     const header = decoded.signed.header;
     if (!header) return 'signed header without a header';
+    try {
+      this.opts.checkGenesis?.(header);
+    } catch (err) {
+      if (!(err instanceof GenesisMismatchError)) throw err;
+      this.foreignDaHeight ??= daHeight;
+      this.logger.debug({ daHeight: Number(daHeight), reason: err.message }, 'skipping a header of another genesis');
+      return FOREIGN_GENESIS;
+    }
     if (header.chainId !== this.opts.chainId) return `header of another chain (${JSON.stringify(header.chainId)})`;
     const validEnvelope = decoded.envelopeSignature.length > 0;
     if (validEnvelope) {
@@ -304,6 +335,7 @@ export class DaRetriever {
   private saveScanPosition(force: boolean): void {
     if (!force && Date.now() - this.cacheWrittenAt < CACHE_WRITE_INTERVAL_MS) return;
     let safe = this.next - 1n;
+    if (this.foreignDaHeight !== null && this.foreignDaHeight - 1n < safe) safe = this.foreignDaHeight - 1n;
     for (const list of this.headers.values()) for (const c of list) if (c.daHeight - 1n < safe) safe = c.daHeight - 1n;
     for (const entry of this.data.values()) if (entry.daHeight - 1n < safe) safe = entry.daHeight - 1n;
     if (safe < 0n) return;

@@ -1,5 +1,5 @@
 import type { Logger } from '../log/index.js';
-import { InvalidBlockError, type Block } from '../types/index.js';
+import { GenesisMismatchError, InvalidBlockError, type Block } from '../types/index.js';
 import { blockHeight, type BlockSink } from './sink.js';
 import type { BlockSync } from './sync.js';
 
@@ -231,7 +231,10 @@ export class CatchUp {
             const state = peers.get(chunk.peer)!;
             state.dropped = true;
             lastProblem = `peer ${chunk.peer} served an invalid block: ${err.message}`;
-            this.logger.warn({ peer: chunk.peer, height: Number(height), err: err.message }, 'peer served an invalid block; dropping it for this catch-up');
+            // A block of another genesis is reported once for the node (GenesisGuard), not once per catch-up.
+            const line = { peer: chunk.peer, height: Number(height), err: err.message };
+            if (err instanceof GenesisMismatchError) this.logger.debug(line, 'peer served a block of another genesis; dropping it for this catch-up');
+            else this.logger.warn(line, 'peer served an invalid block; dropping it for this catch-up');
             requeue({ from: height, to: chunk.to, excluded: new Set([chunk.peer]) });
             break;
           }

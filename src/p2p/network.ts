@@ -1,6 +1,6 @@
 import type { Logger } from '../log/index.js';
 import type { NodeMetrics } from '../metrics/index.js';
-import { decodeBlock, type Block } from '../types/index.js';
+import { decodeBlock, type Block, type Header } from '../types/index.js';
 import { isAbortError, sleep } from '../util/index.js';
 import { CatchUp } from './catchup.js';
 import { BlockGossip, proposerHeaderValidator } from './gossip.js';
@@ -16,6 +16,8 @@ export interface P2PNetworkOptions {
   chainId: string;
   /** Genesis proposer address: gossip from anyone else's key is rejected. */
   proposerAddress: Uint8Array;
+  /** Throws GenesisMismatchError for a gossiped header of another genesis, before the proposer check. */
+  checkGenesis?: (header: Header) => void;
   /** Where blocks from peers go (the chain). */
   sink: BlockSink;
   /** This node's blocks as stored, served to peers that catch up. */
@@ -79,11 +81,15 @@ export class P2PNetwork {
       });
       await sync.start();
       const network: { current?: P2PNetwork } = {};
+      const proposerValidator = proposerHeaderValidator(opts.proposerAddress);
       const gossip = new BlockGossip(host, {
         sink: opts.sink,
         // Gossip compares stale messages with stored blocks (rare): it decodes them.
         source: async (from, to) => (await opts.source(from, to)).map((b) => decodeBlock(b.bytes)),
-        validateHeader: proposerHeaderValidator(opts.proposerAddress),
+        validateHeader: (signed) => {
+          if (signed.header) opts.checkGenesis?.(signed.header);
+          return proposerValidator(signed);
+        },
         logger: opts.logger,
         onPeerHeight: (peer, height) => sync.noteHead(peer, height),
         onGap: () => network.current?.wake(),

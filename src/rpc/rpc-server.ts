@@ -44,7 +44,7 @@ function sendText(res: Res, status: number, body: string): void {
 const errorJson = (message: string) => JSON.stringify({ error: message });
 
 /** The routes besides the Connect services' (see handle()). */
-const FIXED_ROUTES = new Set(['/health/live', '/health/ready', '/tx']);
+const FIXED_ROUTES = new Set(['/health/live', '/health/ready', '/genesis', '/tx']);
 
 function decodeProto(schema: DescMessage, body: Uint8Array) {
   try {
@@ -114,6 +114,7 @@ export class RpcServer {
     }
     if (path.startsWith('/node.v1.') || path.startsWith('/grpc.reflection.')) return this.connect(req as IncomingMessage, res as ServerResponse);
     if (path === '/health/live' || path === '/health/ready') return this.health(path, req, res);
+    if (path === '/genesis') return this.genesis(req, res);
     if (path === '/tx') return this.tx(req, res);
     if (path.startsWith('/kv/')) return this.kv(path.slice('/kv/'.length), req, res);
     sendText(res, 404, `no route ${req.method} ${path}\n`);
@@ -161,6 +162,12 @@ export class RpcServer {
     }
     const word = path === '/health/live' ? (check.ok ? 'OK' : 'FAIL') : check.ok ? 'READY' : `UNREADY: ${check.reason}`;
     sendText(res, status, word);
+  }
+
+  /** config/genesis.json as is: a new node of this chain takes it (`noded init --join`). */
+  private genesis(req: Req, res: Res): void {
+    if (req.method !== 'GET') return sendJson(res, 405, errorJson('use GET /genesis'));
+    sendJson(res, 200, this.backend.genesisJson);
   }
 
   private async tx(req: Req, res: Res): Promise<void> {
