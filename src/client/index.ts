@@ -74,6 +74,11 @@ export class NodeClient {
     }
   }
 
+  /** A GET on the RPC listener (`/genesis`): its status and body text. */
+  async get(path: string): Promise<{ status: number; text: string }> {
+    return this.send(`${this.rpcUrl}${path}`);
+  }
+
   /** Calls a Connect unary method with JSON; returns the raw body text on success. */
   async callJson(path: string, body: unknown): Promise<string> {
     const res = await this.send(`${this.rpcUrl}${path}`, {
