@@ -94,6 +94,9 @@ export async function fetchJoinSource(urlText: string, timeoutMs: number): Promi
     throw new JoinError(`${url}: GET /genesis is not JSON; is this a noded RPC listener?`, 'JOIN_NOT_A_NODE');
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new JoinError(`${url}: GET /genesis is not a JSON object`, 'JOIN_BAD_GENESIS');
+  if ('jsonrpc' in raw) {
+    throw new JoinError(`${url} is a status listener (CometBFT JSON-RPC, rpc.status_address); give the aggregator's RPC listener (rpc.address, 7331 by default)`, 'JOIN_NOT_A_NODE');
+  }
   let genesis: Genesis;
   try {
     genesis = parseGenesisObject(raw as Record<string, unknown>, `the genesis ${url} serves`);

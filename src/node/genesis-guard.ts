@@ -13,8 +13,9 @@ export interface GenesisMismatch {
 }
 
 /** What to do about it; `noded init --join` makes a new home, so it names a directory of its own. */
-export const GENESIS_MISMATCH_REMEDY =
-  "copy the aggregator's config/genesis.json into this home's config/ and restart the node, or make a new home from the aggregator's RPC with `noded init --join http://<aggregator>:7331 --home <new dir>`";
+export function genesisMismatchRemedy(genesisFile: string): string {
+  return `copy the aggregator's config/genesis.json to ${genesisFile} and restart the node, or make a new home from the aggregator's RPC: \`noded init --join http://<aggregator host>:7331 --home <new dir>\``;
+}
 
 const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64');
 
@@ -47,6 +48,8 @@ export class GenesisGuard {
 
   constructor(
     private readonly genesis: Genesis,
+    /** config/genesis.json of this home, for the remedy. */
+    private readonly genesisFile: string,
     private readonly logger: Logger,
   ) {}
 
@@ -62,7 +65,7 @@ export class GenesisGuard {
     if (!this.first) {
       this.first = { differences, from, at: Date.now() };
       this.logger.error(
-        { code: 'GENESIS_MISMATCH', from, height: Number(header.height), differences, remedy: GENESIS_MISMATCH_REMEDY },
+        { code: 'GENESIS_MISMATCH', from, height: Number(header.height), differences, remedy: genesisMismatchRemedy(this.genesisFile) },
         `this home's genesis is not the chain's: ${differences}`,
       );
     }

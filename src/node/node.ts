@@ -204,7 +204,7 @@ export class Node {
             metrics,
           )
         : null;
-      const genesisGuard = new GenesisGuard(home.genesis, logger.child({ module: 'chain' }));
+      const genesisGuard = new GenesisGuard(home.genesis, home.paths.genesisFile, logger.child({ module: 'chain' }));
       const checkGenesis = (from: HeardFrom) => (header: Header) => genesisGuard.check(header, from);
       const intake = new BlockIntake(chain, store, metrics, genesisGuard);
       const lastApplied = chain.height > 0n ? await store.getBlock(chain.height) : null;
