@@ -49,7 +49,8 @@ With --join URL it makes a full node of a running chain instead: it fetches the 
   async run(): Promise<InitJson> {
     const { flags, metadata } = await this.parse(Init);
     if (flags.join) {
-      const given = ['chain-id', 'aggregator', 'execution'].filter((f) => metadata.flags[f] && !metadata.flags[f]!.setFromDefault);
+      // oclif lists in metadata.flags the flags it set from their defaults: the others were given.
+      const given = ['chain-id', 'aggregator', 'execution'].filter((f) => !metadata.flags[f]?.setFromDefault);
       if (given.length > 0) this.fail(`--join takes the chain from the aggregator: leave out ${given.map((f) => `--${f}`).join(', ')}`, 'USAGE', 2);
       return this.join(flags.join, flags);
     }
