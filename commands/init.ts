@@ -1,5 +1,5 @@
 import { Flags } from '@oclif/core';
-import { loadConfig, ownPeerAddress, resolveHome } from '../src/config/index.js';
+import { ConfigError, loadConfig, ownPeerAddress, parseConfigText, renderNodeYml, resolveHome } from '../src/config/index.js';
 import { CHAIN_ID_FORM, CHAIN_ID_PATTERN, HomeError, initHome, type InitResult } from '../src/home/index.js';
 import { DEFAULT_EVM_PORTS, initEvmHome, type EvmInitResult } from '../src/exec/evm/index.js';
 import { JoinError, fetchJoinSource, writeJoinedHome, type JoinSource } from '../src/home/join.js';
@@ -83,12 +83,21 @@ With --join URL it makes a full node of a running chain instead: it fetches the 
 
   /** `init --join URL`: everything is fetched and verified before anything is written. */
   private async join(url: string, flags: { home?: string; force: boolean; 'da-address'?: string }): Promise<InitJson> {
+    const daAddress = flags['da-address'];
+    if (daAddress !== undefined) {
+      try {
+        parseConfigText(renderNodeYml({ 'da.address': daAddress }), '--da-address');
+      } catch (err) {
+        if (err instanceof ConfigError) this.fail(`--da-address: got ${JSON.stringify(daAddress)}, expected an http(s) URL like http://127.0.0.1:26658`, 'INVALID_FLAG', 2);
+        throw err;
+      }
+    }
     const home = resolveHome(flags.home);
     let source: JoinSource;
     let result: InitResult;
     try {
       source = await fetchJoinSource(url, JOIN_TIMEOUT_MS);
-      result = writeJoinedHome({ home, force: flags.force, source, daAddress: flags['da-address'] });
+      result = writeJoinedHome({ home, force: flags.force, source, daAddress });
     } catch (err) {
       if (err instanceof JoinError) this.fail(err.message, err.code, err.exit);
       if (err instanceof HomeError) this.fail(err.message, err.code);
@@ -99,7 +108,7 @@ With --join URL it makes a full node of a running chain instead: it fetches the 
     const json = this.report(result, flags.home);
     this.log(`Genesis: as ${source.url} serves it; its block ${source.genesis.initialHeight} is signed by the genesis proposer ${Buffer.from(source.genesis.proposerAddress).toString('base64')}`);
     this.log(`Peer (p2p.peers): ${source.peer}`);
-    this.log(`DA: reads ${config.da.address} (da.address${flags['da-address'] ? '' : ', the default: set it to the DA node this machine reads'}), namespace ${source.namespaces.header}${source.namespaces.data !== source.namespaces.header ? `, data namespace ${source.namespaces.data}` : ''}`);
+    this.log(`DA: reads ${config.da.address} (da.address${daAddress ? '' : ', the default: set it to the DA node this machine reads'}), namespace ${source.namespaces.header}${source.namespaces.data !== source.namespaces.header ? `, data namespace ${source.namespaces.data}` : ''}`);
     this.logStart(flags.home, home);
     return { ...json, joined: { url: source.url, peer: source.peer, da_address: config.da.address, header_namespace: source.namespaces.header, data_namespace: source.namespaces.data } };
   }

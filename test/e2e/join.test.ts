@@ -87,6 +87,11 @@ describe('noded init --join', () => {
     };
     expect(await joinTo('127.0.0.1:7331')).toMatchObject({ code: 'JOIN_BAD_URL', exit: 2, message: expect.stringContaining('expected') });
     expect(await joinTo(`${agg.rpc}/genesis`)).toMatchObject({ code: 'JOIN_BAD_URL', exit: 2 });
+    const badDa = newHomePath();
+    const da = await runCli(['init', '--join', agg.rpc, '--da-address', '127.0.0.1:26658', '--home', badDa, '--json']);
+    expect(da.code, da.stdout).toBe(2);
+    expect(JSON.parse(da.stdout).error).toMatchObject({ code: 'INVALID_FLAG', message: '--da-address: got "127.0.0.1:26658", expected an http(s) URL like http://127.0.0.1:26658' });
+    expect(existsSync(badDa)).toBe(false);
     expect(await joinTo(`http://127.0.0.1:${await freePort()}`)).toMatchObject({ code: 'JOIN_UNREACHABLE', exit: 1, message: expect.stringContaining('no node answers') });
     expect(await joinTo(agg.status)).toMatchObject({ code: 'JOIN_NOT_A_NODE', exit: 1, message: expect.stringContaining('status listener') });
     const usageHome = newHomePath();
