@@ -9,7 +9,6 @@ import {
   txsHash,
   type Block,
   type Data,
-  type Header,
   type SignedHeader,
 } from '../types/index.js';
 import { isAbortError, sleep } from '../util/index.js';
@@ -52,7 +51,7 @@ export interface RetrieverOptions {
   pollMs: number;
   retryMaxMs: number;
   /** Throws GenesisMismatchError for a header of another genesis (the node reports that once, not per blob). */
-  checkGenesis?: (header: Header) => void;
+  checkGenesis?: (signed: SignedHeader) => void;
 }
 
 interface HeaderCandidate {
@@ -102,6 +101,8 @@ export class DaRetriever {
    * genesis reads those blocks again.
    */
   private foreignDaHeight: bigint | null = null;
+  /** The first DA height with a header of another proposer: where that other chain began, once it proves to be one. */
+  private otherProposerDaHeight: bigint | null = null;
   readonly activity: DaActivity = { lastSuccessAt: 0, lastError: null };
 
   constructor(
@@ -223,10 +224,10 @@ export class DaRetriever {
     const header = decoded.signed.header;
     if (!header) return 'signed header without a header';
     try {
-      this.opts.checkGenesis?.(header);
+      this.opts.checkGenesis?.(decoded.signed);
     } catch (err) {
       if (!(err instanceof GenesisMismatchError)) throw err;
-      this.foreignDaHeight ??= daHeight;
+      this.foreignDaHeight ??= this.otherProposerDaHeight ?? daHeight;
       this.logger.debug({ daHeight: Number(daHeight), reason: err.message }, 'skipping a header of another genesis');
       return FOREIGN_GENESIS;
     }
@@ -241,7 +242,10 @@ export class DaRetriever {
     if (header.proposerAddress.length === 0) return 'header without a proposer address';
     if (header.time === 0n) return 'header timestamp cannot be zero';
     if (header.time > BigInt(Date.now()) * 1_000_000n + MAX_CLOCK_DRIFT_NS) return 'header timestamp too far in the future';
-    if (Buffer.compare(header.proposerAddress, this.opts.proposerAddress) !== 0) return "proposer is not the chain's aggregator";
+    if (Buffer.compare(header.proposerAddress, this.opts.proposerAddress) !== 0) {
+      this.otherProposerDaHeight ??= daHeight;
+      return "proposer is not the chain's aggregator";
+    }
     if (validEnvelope && !this.strictMode) {
       this.strictMode = true;
       this.logger.info({ height: Number(header.height), daHeight: Number(daHeight) }, 'valid DA envelope seen: header blobs without one are skipped from now on');

@@ -1,6 +1,6 @@
 import type { Genesis } from '../home/index.js';
 import type { Logger } from '../log/index.js';
-import { GenesisMismatchError, type Header } from '../types/index.js';
+import { GenesisMismatchError, headerHash, signedHeaderProblem, type Header, type SignedHeader } from '../types/index.js';
 
 export type HeardFrom = 'p2p' | 'da';
 
@@ -36,15 +36,26 @@ export function genesisDifferences(genesis: Genesis, header: Header): string | n
   return out.length > 0 ? out.join('; ') : null;
 }
 
+/** Foreign headers remembered to find two that link (enough for a few block times of gossip, DA and catch-up). */
+const REMEMBERED_HEADERS = 256;
+
 /**
  * Compares every header heard from peers and DA with this home's genesis. A
  * node started with another chain's genesis (its own `noded init` rather than
  * the aggregator's genesis.json) would otherwise reject every block, one
- * warning each, forever: the guard logs the first mismatch once, with what
- * differs and the remedy, and readiness reports it.
+ * warning each, forever: the guard logs the mismatch once, with what differs
+ * and the remedy, and readiness reports it.
+ *
+ * One block of another proposer is no proof: anyone can sign one, and it must
+ * stay a rejected forgery, logged as such. A chain is: two consecutive
+ * headers, each validly signed by that proposer, the second linking to the
+ * first (last_header_hash). From then on such headers are rejected without a
+ * line of their own.
  */
 export class GenesisGuard {
   private first: GenesisMismatch | null = null;
+  /** Hex header hash of validly signed foreign headers, by `<proposer hex>/<height>`. */
+  private readonly foreign = new Map<string, string>();
 
   constructor(
     private readonly genesis: Genesis,
@@ -58,11 +69,18 @@ export class GenesisGuard {
     return this.first;
   }
 
-  /** Throws GenesisMismatchError when `header` is not of this genesis's chain (logged the first time only). */
-  check(header: Header, from: HeardFrom): void {
+  /**
+   * Throws GenesisMismatchError when `signed` belongs to a chain of another
+   * genesis (logged the first time only); returns when it may be this
+   * chain's, or a forgery the caller's own checks reject and log.
+   */
+  check(signed: SignedHeader, from: HeardFrom): void {
+    const header = signed.header;
+    if (!header) return;
     const differences = genesisDifferences(this.genesis, header);
     if (!differences) return;
     if (!this.first) {
+      if (!this.linksToForeignChain(signed)) return;
       this.first = { differences, from, at: Date.now() };
       this.logger.error(
         { code: 'GENESIS_MISMATCH', from, height: Number(header.height), differences, remedy: genesisMismatchRemedy(this.genesisFile) },
@@ -70,5 +88,16 @@ export class GenesisGuard {
       );
     }
     throw new GenesisMismatchError(header.height, differences);
+  }
+
+  /** Remembers a validly signed foreign header; true when the one before it, by the same proposer, is its last_header_hash. */
+  private linksToForeignChain(signed: SignedHeader): boolean {
+    const header = signed.header!;
+    if (signedHeaderProblem(signed, header.proposerAddress)) return false;
+    const proposer = Buffer.from(header.proposerAddress).toString('hex');
+    const key = (height: bigint) => `${proposer}/${height}`;
+    this.foreign.set(key(header.height), Buffer.from(headerHash(header)).toString('hex'));
+    if (this.foreign.size > REMEMBERED_HEADERS) this.foreign.delete(this.foreign.keys().next().value!);
+    return this.foreign.get(key(header.height - 1n)) === Buffer.from(header.lastHeaderHash).toString('hex');
   }
 }

@@ -46,7 +46,7 @@ export class BlockIntake {
         return chain.lastDataHash;
       },
       apply: async (block, daHeights) => {
-        if (block.header?.header) this.guard.check(block.header.header, origin);
+        if (block.header) this.guard.check(block.header, origin);
         if (await this.apply(block, daHeights)) this.metrics?.blocksApplied.inc(labels);
       },
     };

@@ -21,7 +21,7 @@ import {
   type RpcBackend,
 } from '../rpc/index.js';
 import { BlockStore } from '../store/index.js';
-import type { Header } from '../types/index.js';
+import type { SignedHeader } from '../types/index.js';
 import { Chain } from './chain.js';
 import { nodeInfo } from './info.js';
 import { StatusNotifier } from './notifier.js';
@@ -205,7 +205,7 @@ export class Node {
           )
         : null;
       const genesisGuard = new GenesisGuard(home.genesis, home.paths.genesisFile, logger.child({ module: 'chain' }));
-      const checkGenesis = (from: HeardFrom) => (header: Header) => genesisGuard.check(header, from);
+      const checkGenesis = (from: HeardFrom) => (signed: SignedHeader) => genesisGuard.check(signed, from);
       const intake = new BlockIntake(chain, store, metrics, genesisGuard);
       const lastApplied = chain.height > 0n ? await store.getBlock(chain.height) : null;
       const retriever = aggregator
