@@ -107,10 +107,12 @@ export function createFullNodeHome(home: string, aggregatorHome: string): void {
  * admitting them (submitTx) is timed, as it is node work.
  */
 export async function produceFullBlocks(node: Node, blocks: number, txsPerBlock: number, txBytes: number, tag: string): Promise<number> {
+  let submit: (b: number) => void = () => undefined;
   const batches = Array.from({ length: blocks }, (_, b) => makeTxs(txsPerBlock, txBytes, `${tag}b${b}`));
-  const submit = (b: number) => batches[b]!.forEach((tx) => node.executor.submitTx(tx));
   let committed = 0;
   const lastCommitAt = new Promise<number>((resolve, reject) => {
+    // Admission is asynchronous (the store's tx index is read); the producer waits for admissions under way.
+    submit = (b: number) => void Promise.all(batches[b]!.map((tx) => node.executor.submitTx(tx))).catch(reject);
     node.chain.onBlock((block) => {
       if (committed >= blocks) return; // the producer may finish one more block while closing
       if (block.data!.txs.length !== txsPerBlock) reject(new Error(`block with ${block.data!.txs.length} txs, expected ${txsPerBlock}`));

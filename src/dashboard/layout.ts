@@ -27,8 +27,10 @@ export interface Layout {
   hashChars: number;
 }
 
-/** The size the screen is laid out for at least; smaller terminals clip the bottom band. */
+/** The size the screen is laid out for at least; a smaller terminal gets a message saying so instead of panels. */
 export const MIN_SIZE: Size = { columns: 80, rows: 24 };
+
+export const fitsOn = (size: Size): boolean => size.columns >= MIN_SIZE.columns && size.rows >= MIN_SIZE.rows;
 
 const HEADER = 1;
 const FOOTER = 1;
@@ -36,7 +38,8 @@ const FOOTER = 1;
 const TOP = 7;
 /** Title and six peers beside HEALTH (3), EXECUTION (2) and one child (2). */
 const MID = 7;
-const MIN_BOTTOM = 4;
+/** Title, column names and one block: the fewest rows the bottom band gives up to a DA error and its remedy. */
+const MIN_BOTTOM = 3;
 /** Rows of warnings above the log when the log panel has room for both. */
 const WARNINGS_BESIDE_LOG = 6;
 const LOG_WITH_WARNINGS_FROM = 16;
@@ -51,9 +54,8 @@ const MAX_LISTED_HASH = 16;
  * more columns leave less text cut off.
  */
 export function columnWidths(columns: number): { columns: number; half: number; right: number } {
-  const width = Math.max(columns, 40);
-  const half = Math.floor(width / 2);
-  return { columns: width, half, right: width - half - 1 };
+  const half = Math.floor(columns / 2);
+  return { columns, half, right: columns - half - 1 };
 }
 
 /**
@@ -62,7 +64,7 @@ export function columnWidths(columns: number): { columns: number; half: number; 
  */
 export function layoutFor(size: Size, opts: { mode: DashboardMode; banner: boolean; peers: number; children: number; topLines: number }): Layout {
   const { columns, half, right } = columnWidths(size.columns);
-  const rows = Math.max(size.rows, 10) - 1;
+  const rows = size.rows - 1;
   const base = HEADER + (opts.banner ? 1 : 0) + MID + FOOTER;
   const top = Math.max(TOP, Math.min(1 + opts.topLines, rows - base - MIN_BOTTOM));
   const fixed = base + top;

@@ -4,6 +4,7 @@
  * without a terminal. Every state carries a word as well as a colour.
  */
 import type { LogProblem } from '../log/index.js';
+import { roundForPeople } from '../util/index.js';
 import type { NodeInfo, SupervisedChildInfo } from '../rpc/index.js';
 import type { FeedState } from './feed.js';
 import type { BlockSummary } from './source.js';
@@ -26,11 +27,14 @@ export interface PanelView {
   title: string;
   level: Level;
   lines: Line[];
+  /** The lines laid out for `width` columns and at most `rows` rows, for a panel whose text must be read whole rather than cut at its edge. */
+  fit?: (width: number, rows: number) => Line[];
 }
 
 export type DashboardMode = 'watch' | 'node';
 
 export interface DashboardView {
+  /** Who and where the node is, then its overall state, last: the state is the one part never cut. */
   header: Line;
   /** Why the data is not fresh (no node answering, a failed reading), or null. */
   banner: Line | null;
@@ -137,17 +141,55 @@ function daPanel(info: NodeInfo, now: number): PanelView {
       : [label(''), span('no pending cap (node.max_pending_blocks 0)', undefined)],
     [label('last ok'), da.last_success_at ? span(`${formatAge(now - da.last_success_at)} ago`) : span('never', 'warn')],
   ];
+  const errorAt = lines.length;
   if (da.last_error) {
     lines.push([label('last error'), span(`${da.last_error.reason}: ${da.last_error.message}`, 'fail')]);
     lines.push([label('remedy'), span(da.last_error.remedy)]);
   } else {
     lines.push([label('last error'), span('none', 'ok')]);
   }
-  const gas = da.gas_price === null ? 'not submitting (full node)' : da.gas_price < 0 ? 'auto (the DA node estimates)' : String(da.gas_price);
+  const gas = da.gas_price === null ? 'not submitting (full node)' : da.gas_price < 0 ? 'auto (the DA node estimates)' : String(roundForPeople(da.gas_price));
   lines.push([label('gas price'), span(gas)]);
   const daCheck = info.health.checks.da;
   const level = daCheck && !daCheck.ok ? 'fail' : worst(fillLevel, da.last_error ? 'warn' : 'ok');
-  return { title: 'DA', level, lines };
+  const fit = (width: number, rows: number) =>
+    da.last_error ? fitErrorAndRemedy(lines, errorAt, width, rows) : lines.flatMap((l) => wrapLine(l, width, LABEL_WIDTH));
+  return { title: 'DA', level, lines, fit };
+}
+
+/** Columns a continuation of the remedy is indented by when the panel is short: less than a label, so it takes fewer rows. */
+const TIGHT_INDENT = 2;
+
+/**
+ * `lines` with an error at `errorAt` and its remedy right after, in `rows`
+ * rows of `width`: everything wrapped, to be read whole, when it fits. When it
+ * does not, the remedy comes before the raw error (what to do matters more
+ * than the error's text), the error gets the rows left, cut with `…`, and the
+ * other lines (the gas price among them) stay.
+ */
+export function fitErrorAndRemedy(lines: Line[], errorAt: number, width: number, rows: number): Line[] {
+  const wrap = (l: Line, indent = LABEL_WIDTH) => wrapLine(l, width, indent);
+  const head = lines.slice(0, errorAt).flatMap((l) => wrap(l));
+  const tail = lines.slice(errorAt + 2).flatMap((l) => wrap(l));
+  const error = wrap(lines[errorAt]!);
+  const remedy = wrap(lines[errorAt + 1]!);
+  if (head.length + error.length + remedy.length + tail.length <= rows) return [...head, ...error, ...remedy, ...tail];
+  const room = Math.max(2, rows - head.length - tail.length);
+  const tightRemedy = wrap(lines[errorAt + 1]!, TIGHT_INDENT);
+  const remedyShown = cutLines(tightRemedy, room - 1, width);
+  return [...head, ...remedyShown, ...cutLines(error, room - remedyShown.length, width), ...tail];
+}
+
+/** The first `count` of `lines`, the last one ending in `…` when some are left out. */
+function cutLines(lines: Line[], count: number, width: number): Line[] {
+  if (lines.length <= count) return lines;
+  const kept = lines.slice(0, count);
+  const last = kept[count - 1]!;
+  const used = last.reduce((n, s) => n + s.text.length, 0);
+  const end = last[last.length - 1]!;
+  const over = Math.max(0, used + 1 - width);
+  kept[count - 1] = [...last.slice(0, -1), { ...end, text: `${end.text.slice(0, end.text.length - over)}…` }];
+  return kept;
 }
 
 const shortId = (id: string) => (id.length > 16 ? `${id.slice(0, 8)}…${id.slice(-6)}` : id);

@@ -11,7 +11,16 @@ export interface MempoolLimits {
 /** Where committed txs are found: the store's tx-hash index, and its height to tell whether a block landed meanwhile. */
 export interface CommittedTxs {
   height(): bigint;
-  getTxLocation(txHash: Uint8Array): Promise<TxLocation | null>;
+  getTxLocations(txHashes: Uint8Array[]): Promise<Array<TxLocation | null>>;
+}
+
+/** A tx being admitted: its index lookup is under way. */
+interface Admission {
+  id: string;
+  digest: Buffer;
+  tx: Uint8Array;
+  resolve: () => void;
+  reject: (err: Error) => void;
 }
 
 /**
@@ -40,6 +49,12 @@ export class Mempool {
   private totalBytes = 0;
   /** Ids of txs taken for the block being built: not in the store's index yet, and not to be queued again. */
   private readonly inBlock = new Set<string>();
+  /** Txs whose lookup has not started yet: looked up together, in one LevelDB getMany. */
+  private batch: Admission[] = [];
+  /** Ids of every tx being admitted (batched or under lookup), so a second copy is refused at once. */
+  private readonly admitting = new Set<string>();
+  /** Lookups under way. */
+  private readonly lookups = new Set<Promise<void>>();
 
   constructor(
     private readonly limits: MempoolLimits,
@@ -55,33 +70,91 @@ export class Mempool {
     return this.totalBytes;
   }
 
-  async add(tx: Uint8Array): Promise<void> {
+  /**
+   * Queues a tx once no committed block holds it. The index lookups of the txs
+   * that arrive together are made in one LevelDB call: one get per tx cost the
+   * producer figure a third of its throughput at 1,000 txs a block.
+   */
+  add(tx: Uint8Array): Promise<void> {
     if (tx.length > this.limits.maxTxBytes) {
-      throw new TxRejectedError(`tx is ${tx.length} bytes; the limit is ${this.limits.maxTxBytes}`, 413);
+      return Promise.reject(new TxRejectedError(`tx is ${tx.length} bytes; the limit is ${this.limits.maxTxBytes}`, 413));
     }
     const digest = hash('sha256', tx, 'buffer');
     const id = digest.toString('binary');
-    this.refuseIfFullOrHeld(id);
-    // A block committed while the index was read may hold the tx and have cleared it from inBlock: read again.
-    for (let height = -1n; height !== this.committed.height(); ) {
-      height = this.committed.height();
-      const location = await this.committed.getTxLocation(digest);
-      if (location) throw new TxAlreadyKnownError(location);
+    try {
+      this.refuseIfFullOrHeld(id, this.admitting.size);
+    } catch (err) {
+      return Promise.reject(err);
     }
-    // Other adds ran during the read.
-    this.refuseIfFullOrHeld(id);
-    this.txs.set(id, tx);
-    this.totalBytes += tx.length;
+    this.admitting.add(id);
+    return new Promise((resolve, reject) => {
+      if (this.batch.push({ id, digest, tx, resolve, reject }) === 1) queueMicrotask(() => this.lookUp());
+    });
   }
 
-  private refuseIfFullOrHeld(id: string): void {
-    if (this.txs.size >= this.limits.maxTxs) {
+  /**
+   * Resolves once every tx whose add() has been called so far is queued or
+   * refused: the producer takes a block's txs after this, so a tx that arrived
+   * before the block is not left for the next one while its lookup runs.
+   */
+  async settled(): Promise<void> {
+    if (this.batch.length > 0) this.lookUp();
+    await Promise.all([...this.lookups]);
+  }
+
+  private lookUp(): void {
+    const batch = this.batch;
+    if (batch.length === 0) return;
+    this.batch = [];
+    const lookup = this.admit(batch).finally(() => this.lookups.delete(lookup));
+    this.lookups.add(lookup);
+  }
+
+  private async admit(batch: Admission[]): Promise<void> {
+    let pending = batch;
+    try {
+      // A block committed while the index was read may hold a tx and have cleared it from inBlock: read those again.
+      for (let height = -1n; pending.length > 0 && height !== this.committed.height(); ) {
+        height = this.committed.height();
+        const locations = await this.committed.getTxLocations(pending.map((a) => a.digest));
+        pending = pending.filter((a, i) => {
+          const location = locations[i];
+          if (!location) return true;
+          this.admitting.delete(a.id);
+          a.reject(new TxAlreadyKnownError(location));
+          return false;
+        });
+      }
+    } catch (err) {
+      for (const a of pending) {
+        this.admitting.delete(a.id);
+        a.reject(err as Error);
+      }
+      return;
+    }
+    for (const a of pending) {
+      this.admitting.delete(a.id);
+      try {
+        this.refuseIfFullOrHeld(a.id, 0);
+      } catch (err) {
+        a.reject(err as Error);
+        continue;
+      }
+      this.txs.set(a.id, a.tx);
+      this.totalBytes += a.tx.length;
+      a.resolve();
+    }
+  }
+
+  /** Refuses a tx the mempool has no room for (counting `incoming` txs still being admitted) or holds already. */
+  private refuseIfFullOrHeld(id: string, incoming: number): void {
+    if (this.txs.size + incoming >= this.limits.maxTxs) {
       throw new TxRejectedError(
         `mempool full (${this.limits.maxTxs} txs waiting); retry after the next block or raise --node.node.mempool_max_txs`,
         503,
       );
     }
-    if (this.txs.has(id) || this.inBlock.has(id)) throw new TxAlreadyKnownError(null);
+    if (this.txs.has(id) || this.inBlock.has(id) || this.admitting.has(id)) throw new TxAlreadyKnownError(null);
   }
 
   /** Whether the tx waits here or in the block being built. */

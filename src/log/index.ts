@@ -1,5 +1,6 @@
 import { pino, type Logger, type LevelWithSilent } from 'pino';
 import { prettyFactory } from 'pino-pretty';
+import { roundForPeople } from '../util/index.js';
 import { RotatingFile, type LogFile } from './rotating-file.js';
 
 export type { Logger };
@@ -126,6 +127,9 @@ const FORMAT_OPTIONS = {
   // `status` holds the periodic status line's fields, which its message already says in words.
   ignore: 'pid,hostname,module,status',
   messageFormat: '{if module}[{module}] {end}{msg}',
+  // Rounded for a person reading the line; the JSON format keeps the exact number. On a single line pino-pretty
+  // writes what a prettifier returns as JSON, so a number returned stays a number (its types say string).
+  customPrettifiers: { gasPrice: (v: unknown) => (typeof v === 'number' ? roundForPeople(v) : v) as string },
 };
 
 /** Where each (already scrubbed) JSON line goes, in the configured format. */

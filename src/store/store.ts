@@ -173,8 +173,13 @@ export class BlockStore {
 
   /** The block and index holding the tx whose sha256 is `txHash`, or null when no committed block holds it. */
   async getTxLocation(txHash: Uint8Array): Promise<TxLocation | null> {
-    const v = await this.db.get(bucketKey(Bucket.txByHash, txHash));
-    return v ? { height: readHeight(v), index: new DataView(v.buffer, v.byteOffset, v.byteLength).getUint32(8) } : null;
+    return readTxLocation(await this.db.get(bucketKey(Bucket.txByHash, txHash)));
+  }
+
+  /** getTxLocation of many txs in one LevelDB call (tx admission looks up each tx it takes). */
+  async getTxLocations(txHashes: Uint8Array[]): Promise<Array<TxLocation | null>> {
+    const values = await this.db.getMany(txHashes.map((h) => bucketKey(Bucket.txByHash, h)));
+    return values.map(readTxLocation);
   }
 
   async getState(): Promise<State | null> {
@@ -313,4 +318,8 @@ function readPid(pidFile: string): number | null {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM' ? pid : null;
   }
+}
+
+function readTxLocation(v: Uint8Array | undefined): TxLocation | null {
+  return v ? { height: readHeight(v), index: new DataView(v.buffer, v.byteOffset, v.byteLength).getUint32(8) } : null;
 }

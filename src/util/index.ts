@@ -61,3 +61,9 @@ export function parseJsonExact(text: string): unknown {
   }
   return JSON.parse(out + text.slice(last));
 }
+
+/** Significant digits a number is shown to a person with (the dashboard, text logs); JSON keeps it exact. */
+const PEOPLE_DIGITS = 4;
+
+/** A number rounded as a person reads it: 0.00205134 → 0.002051, 1234567 → 1235000; up to 4 digits unchanged. */
+export const roundForPeople = (n: number): number => Number(n.toPrecision(PEOPLE_DIGITS));

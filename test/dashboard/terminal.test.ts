@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { dashboardLogFile } from '../../src/dashboard/index.js';
 import { Daemon, freePort, killAll, runCli, waitFor } from '../helpers/daemon.js';
+import { DaServer } from '../helpers/da.js';
 import { Homes } from '../helpers/homes.js';
 import { TmuxTerminal, requireTmux } from './tmux.js';
 
@@ -13,8 +14,8 @@ afterEach(async () => {
   homes.cleanup();
 });
 
-function terminal(args: string[], env: Record<string, string> = {}): TmuxTerminal {
-  const t = new TmuxTerminal(args, { env });
+function terminal(args: string[], env: Record<string, string> = {}, size: { columns: number; rows: number } = { columns: 80, rows: 24 }): TmuxTerminal {
+  const t = new TmuxTerminal(args, { env, ...size });
   terminals.push(t);
   return t;
 }
@@ -136,5 +137,54 @@ describe('in a real terminal (tmux)', () => {
     const again = await Daemon.start(home);
     const started = JSON.parse(again.stderr.split('\n').find((l) => l.includes('"node started"'))!);
     expect(started.height).toBe(stoppedAt);
+  });
+
+  it('status --watch at 80×24 and 70×20: every panel and the block view fit 80×24; smaller, it says so, and it comes back when the terminal grows', async () => {
+    const home = await homes.create('dash-sizes', true);
+    const [rpcPort, statusPort] = [await freePort(), await freePort()];
+    const rpc = `127.0.0.1:${rpcPort}`;
+    const status = `127.0.0.1:${statusPort}`;
+    const da = await DaServer.start(await homes.create('dash-sizes-da', false));
+    const node = await Daemon.start(home, ['--no-node.da.local', '--node.da.address', da.address, '--node.rpc.address', rpc, '--node.rpc.status_address', status]);
+    const t = terminal(['status', '--watch', '--home', home, '--node', rpc], { NODED_RPC_STATUS_ADDRESS: status }, { columns: 70, rows: 20 });
+    const tooSmall = await screenShows(t, /terminal too small \(need 80×24\)/, 'the dashboard to say the terminal is too small').catch((err: Error) => {
+      throw new Error(`${err.message}\nnode stderr:\n${node.stderr}`);
+    });
+    expect(tooSmall.input).toContain('this one is 70×20');
+    expect(t.capture()).not.toContain('CHAIN');
+
+    t.resize(80, 24);
+    await screenShows(t, /BLOCKS \[ok\] +1\//, 'the dashboard once the terminal is 80×24');
+    const main = t.capture().split('\n');
+    expect(main[0]).toMatch(/^noded {2}dash-sizes {2}aggregator .* READY *$/);
+    for (const title of ['CHAIN [ok]', 'DA [', 'P2P [', 'HEALTH [', 'EXECUTION [', 'CHILDREN [', 'BLOCKS [ok]', 'WARNINGS [']) {
+      expect(main.filter((l) => l.includes(title)), `${title} once in:\n${main.join('\n')}`).toHaveLength(1);
+    }
+    expect(main.join('\n')).not.toContain('too small');
+
+    t.send('Enter');
+    const block = await screenShows(t, /^BLOCK (\d+) /m, 'the block view');
+    const view = t.capture().split('\n');
+    expect(view[1], view.join('\n')).toMatch(/^BLOCK \d+ /);
+    expect(view.join('\n')).not.toMatch(/CHAIN|P2P|BLOCKS \[/);
+    t.send('Escape');
+    await screenShows(t, /CHAIN \[ok\]/, 'the main screen again');
+    expect(t.capture()).not.toContain(`BLOCK ${block[1]} `);
+
+    // Code 19 on every submission: the node raises its gas price each time, the raw error is longer than the DA column.
+    await da.setFaults({ submitError: 'already_in_mempool' });
+    await screenShows(t, /remedy +check the balance, fund the\s*$/m, 'the remedy first when the DA error is long', 60_000);
+    await screenShows(t, /gas price +0\.00[1-9]\d{0,3}\s*$/m, 'a raised gas price, rounded to 4 significant digits', 60_000);
+    const failing = t.capture();
+    expect(failing).toMatch(/^.{41} {2}account, or raise --node\.da\.gas_price\s*$/m);
+    expect(failing).toMatch(/last error already_in_mempool:[^]*…/);
+    expect(failing).not.toMatch(/DA \[\w+\] \+\d+ more/);
+    expect(failing.split('\n').filter((l) => l.includes('P2P [') || l.includes('BLOCKS ['))).toHaveLength(2);
+
+    t.resize(70, 20);
+    await screenShows(t, /terminal too small \(need 80×24\)/, 'the message again after shrinking');
+    expect(t.capture()).not.toContain('CHAIN');
+    t.send('q');
+    await expectCleanExit(t);
   });
 });

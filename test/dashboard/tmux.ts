@@ -48,6 +48,11 @@ export class TmuxTerminal {
     this.tmux('send-keys', '-t', 'main', ...keys);
   }
 
+  /** The terminal takes a new size, as when its window is resized (the command gets SIGWINCH). */
+  resize(columns: number, rows: number): void {
+    this.tmux('resize-window', '-t', 'main', '-x', String(columns), '-y', String(rows));
+  }
+
   /** A tmux format of the pane: `#{cursor_flag}` (1 = cursor shown), `#{alternate_on}` (1 = alternate screen). */
   display(format: string): string {
     return this.tmux('display-message', '-p', '-t', 'main', format).trim();

@@ -8,6 +8,7 @@ import { DashboardApp, DashboardFeed } from '../../src/dashboard/index.js';
 import type { DashboardMode } from '../../src/dashboard/index.js';
 import { tempHome, waitFor } from '../helpers/daemon.js';
 import { FakeSource, blocksUpTo, healthyInfo } from './fixtures.js';
+import type { BlockDetail } from '../../src/dashboard/index.js';
 
 beforeAll(() => {
   process.env.TZ = 'UTC';
@@ -31,12 +32,17 @@ async function mount(opts: { mode?: DashboardMode; size?: { columns: number; row
   await feed.refresh();
   const onQuit = vi.fn();
   const onStopNode = vi.fn();
-  const app = render(<DashboardApp feed={feed} mode={opts.mode ?? 'watch'} colour={false} size={opts.size ?? { columns: 80, rows: 24 }} onQuit={onQuit} onStopNode={onStopNode} />);
+  const draw = (size: { columns: number; rows: number }) => (
+    <DashboardApp feed={feed} mode={opts.mode ?? 'watch'} colour={false} size={size} onQuit={onQuit} onStopNode={onStopNode} />
+  );
+  const app = render(draw(opts.size ?? { columns: 80, rows: 24 }));
+  /** The terminal changed size. */
+  const resize = (size: { columns: number; rows: number }) => app.rerender(draw(size));
   const frame = () => app.lastFrame() ?? '';
   /** Waits for the screen to show `text` (Ink draws after the state change, not during it). */
   const shows = (text: string | RegExp) =>
     waitFor(() => (typeof text === 'string' ? frame().includes(text) : text.test(frame())), `the dashboard to show ${text}:\n${frame()}`, 5000);
-  return { app, feed, source, frame, shows, onQuit, onStopNode };
+  return { app, feed, source, frame, shows, resize, onQuit, onStopNode };
 }
 
 describe('panels from fixed inputs', () => {
@@ -195,5 +201,108 @@ describe('keys', () => {
     await shows('stopping the node');
     expect(onStopNode).toHaveBeenCalledTimes(1);
     expect(onQuit).not.toHaveBeenCalled();
+  });
+});
+
+/** The screen fits 80×24 as a terminal draws it: at most 23 rows (the last is left so drawing never scrolls), none wider than 80. */
+function expectFits80x24(screen: string): string[] {
+  const lines = screen.split('\n');
+  expect(lines.length, screen).toBeLessThanOrEqual(23);
+  for (const line of lines) expect(line.length, `${line}\n(${line.length} columns) in:\n${screen}`).toBeLessThanOrEqual(80);
+  return lines;
+}
+
+/** The text of the DA column (right of the CHAIN | DA band), its wrapped lines joined. */
+const daColumn = (screen: string) =>
+  screen
+    .split('\n')
+    .slice(1, 12)
+    .map((l) => l.slice(41).trim())
+    .join(' ')
+    .replace(/ +/g, ' ');
+
+describe('at exactly 80×24', () => {
+  it('a full node: the header keeps its state (never cut to REA…) however long the rest is', async () => {
+    const now = Date.now();
+    const info = healthyInfo(now, { chain_id: 'my-devnet-chain-1', role: 'full node (DA-only sync)' });
+    info.da = { ...info.da, gas_price: null };
+    const { frame, shows } = await mount({ source: new FakeSource({ info, blocks: blocksUpTo(120, now) }) });
+    await shows('BLOCKS');
+    const [header] = expectFits80x24(frame());
+    expect(header).toMatch(/^noded {2}my-devnet-chain-1 {2}full node \(DA-only sync\) .*… {2}READY$/);
+    expect(frame()).toContain('CHAIN [ok]');
+    expect(daColumn(frame())).toContain('gas price not submitting (full node)');
+  });
+
+  it('a long DA error: the remedy (before the raw error) and the gas price stay in view, the price to 4 significant digits', async () => {
+    const now = Date.now();
+    const info = healthyInfo(now);
+    info.health = { live: { ok: true }, ready: { ok: true }, checks: { da: { ok: false, reason: 'DA submissions failing' } } };
+    // A code 19 as celestia-node reports it: the raw error alone is longer than the DA column has rows for.
+    const message =
+      'rpc error: code = Unknown desc = broadcast tx failed: tx already exists in mempool: codespace sdk code 19: tx already in mempool (account celestia1qxyz0n5y7rcv9klm, sequence 4412, height 88123)';
+    info.da = { ...info.da, gas_price: 0.0020513456789, last_error: { message, reason: 'already_in_mempool', remedy: DA_REMEDY.already_in_mempool, at: now } };
+    const { frame, shows } = await mount({ source: new FakeSource({ info, blocks: blocksUpTo(120, now) }) });
+    await shows('DA [FAIL]');
+    expectFits80x24(frame());
+    expect(frame()).not.toMatch(/DA \[FAIL\] \+\d+ more/);
+    const da = daColumn(frame());
+    expect(da).toContain(`remedy ${DA_REMEDY.already_in_mempool}`);
+    expect(da).toMatch(/remedy .*last error already_in_mempool: rpc error.*…/);
+    expect(da).toContain('gas price 0.002051');
+    expect(da).not.toContain('0.0020513');
+    // The band below keeps its titles: nothing drawn over them.
+    expect(frame()).toContain('P2P [ok]');
+    expect(frame()).toContain('HEALTH [ok]');
+    expect(frame()).toMatch(/BLOCKS \[ok\] +1\/30/);
+  });
+
+  it('a block with many txs: its title on top, the txs that fit, a count of the rest, and nothing left of the screen under it', async () => {
+    const now = Date.now();
+    class ManyTxs extends FakeSource {
+      override async block(height: number): Promise<BlockDetail> {
+        const detail = await super.block(height);
+        return { ...detail, txs: 300, txList: Array.from({ length: 300 }, (_, i) => `key${i}=${'v'.repeat(90)}`) };
+      }
+    }
+    const { app, frame, shows } = await mount({ source: new ManyTxs({ info: healthyInfo(now), blocks: blocksUpTo(120, now) }) });
+    await shows('BLOCKS');
+    for (const key of [ENTER, 'j', ESC, ARROW_DOWN, ENTER]) {
+      app.stdin.write(key);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await shows(/BLOCK \d+ .*300 txs/);
+    await shows('more lines');
+    const lines = expectFits80x24(frame());
+    expect(lines).toHaveLength(23);
+    expect(lines[1]).toMatch(/^BLOCK \d+ {2}\d\d:\d\d:\d\d {2}300 txs/);
+    expect(lines[21]).toMatch(/^… \d+ more lines$/);
+    expect(lines[22]).toMatch(/^esc back/);
+    expect(lines.slice(2, 21).join('\n')).not.toMatch(/CHAIN|P2P|BLOCKS|›/);
+  });
+
+  it('the help screen', async () => {
+    const { app, frame, shows } = await mount();
+    await shows('CHAIN');
+    app.stdin.write('?');
+    await shows('KEYS AND STATES');
+    expectFits80x24(frame());
+  });
+});
+
+describe('below 80×24', () => {
+  it.each([
+    { columns: 79, rows: 24 },
+    { columns: 80, rows: 23 },
+    { columns: 70, rows: 20 },
+  ])('says the terminal is too small at $columns×$rows instead of overlapping panels, and comes back when it grows', async (size) => {
+    const { frame, shows, resize } = await mount({ size });
+    await shows('terminal too small (need 80×24)');
+    expect(frame()).toContain(`this one is ${size.columns}×${size.rows}`);
+    expect(frame()).not.toContain('CHAIN');
+    for (const line of frame().split('\n')) expect(line.length).toBeLessThanOrEqual(size.columns);
+    resize({ columns: 80, rows: 24 });
+    await shows('CHAIN [ok]');
+    expect(frame()).not.toContain('too small');
   });
 });

@@ -7,7 +7,7 @@ import { DashboardFeed, RecentBlocks, buildView, describeFailure, type FeedState
 import { INITIAL_UI, keyName, keyNames, reduceKey, selectedIndex } from '../../src/dashboard/keys.js';
 import { layoutFor } from '../../src/dashboard/layout.js';
 import { formatLogLine, readLogTail } from '../../src/dashboard/log-tail.js';
-import { bar, formatAge, meanBlockTime, sparkline } from '../../src/dashboard/view-model.js';
+import { bar, fitErrorAndRemedy, formatAge, meanBlockTime, sparkline } from '../../src/dashboard/view-model.js';
 import { FakeSource, blocksUpTo, healthyInfo } from './fixtures.js';
 
 beforeAll(() => {
@@ -217,8 +217,30 @@ describe('layout', () => {
     for (const banner of [false, true]) {
       const l = layoutFor({ columns: 80, rows: 24 }, { mode: 'watch', banner, peers: 2, children: 1, topLines: 6 });
       expect(1 + (banner ? 1 : 0) + l.top + l.mid + l.bottom + 1).toBe(23);
-      expect(l.bottom).toBeGreaterThanOrEqual(5);
+      expect(l.bottom).toBeGreaterThanOrEqual(4);
     }
+  });
+
+  it('a DA error and its remedy: wrapped whole when they fit; when not, the remedy first, the raw error cut with …, the rest kept', () => {
+    const lines: Line[] = [
+      [{ text: 'included   117' }],
+      [{ text: 'last error ' }, { text: `already_in_mempool: ${'tx already exists in mempool '.repeat(4)}` }],
+      [{ text: 'remedy     ' }, { text: 'check the balance, fund the account, or raise --node.da.gas_price' }],
+      [{ text: 'gas price  0.002051' }],
+    ];
+    const roomy = fitErrorAndRemedy(lines, 1, 39, 20).map(text);
+    expect(roomy[0]).toBe('included   117');
+    expect(roomy[1]).toMatch(/^last error already_in_mempool:/);
+    expect(roomy.findIndex((l) => l.startsWith('remedy'))).toBeGreaterThan(1);
+    expect(roomy.at(-1)).toBe('gas price  0.002051');
+    const short = fitErrorAndRemedy(lines, 1, 39, 6).map(text);
+    expect(short).toHaveLength(6);
+    for (const l of short) expect(l.length).toBeLessThanOrEqual(39);
+    expect(short[1]).toMatch(/^remedy /);
+    const errorAt = short.findIndex((l) => l.startsWith('last error'));
+    expect(short.slice(1, errorAt).join(' ').replace(/ +/g, ' ')).toBe('remedy check the balance, fund the account, or raise --node.da.gas_price');
+    expect(short.slice(errorAt, 5).join(' ')).toMatch(/^last error already_in_mempool: .*…$/);
+    expect(short[5]).toBe('gas price  0.002051');
   });
 
   it('gives more rows to long lists, the blocks and the log, and more columns to the hashes', () => {

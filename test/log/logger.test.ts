@@ -31,6 +31,17 @@ describe('createLogger', () => {
     expect(Number.isNaN(Date.parse(String(recs[0]!.time)))).toBe(false);
   });
 
+  it('text rounds a gas price to 4 significant digits for a person; json keeps the exact number', () => {
+    const line = { code: 'DA_SUBMIT_FAILED', reason: 'already_in_mempool', gasPrice: 0.0020513456789 };
+    const text = capture({ format: 'text' });
+    text.logger.child({ module: 'da-submitter' }).error(line, 'DA layer submission failed');
+    expect(text.text()).toContain('"gasPrice":0.002051}');
+    expect(text.text()).not.toContain('0.0020513');
+    const json = capture();
+    json.logger.child({ module: 'da-submitter' }).error(line, 'DA layer submission failed');
+    expect(JSON.parse(json.lines()[0]!)).toMatchObject({ gasPrice: 0.0020513456789 });
+  });
+
   it('every error and fatal line carries a code: the one given, else one named after the module', () => {
     const { logger, lines } = capture();
     const da = logger.child({ module: 'da-submitter' });

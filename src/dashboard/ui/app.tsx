@@ -2,9 +2,9 @@ import { useEffect, useRef, useState, useSyncExternalStore } from 'react';
 import { Box, useInput, useStdout } from 'ink';
 import type { DashboardFeed } from '../feed.js';
 import { INITIAL_UI, keyNames, reduceKey, selectedIndex, type UiState } from '../keys.js';
-import { columnWidths, layoutFor, MIN_SIZE, type Size } from '../layout.js';
-import { LABEL_WIDTH, buildView, wrapLine, type DashboardMode, type Line } from '../view-model.js';
-import { LineText } from './panel.js';
+import { columnWidths, fitsOn, layoutFor, MIN_SIZE, type Size } from '../layout.js';
+import { buildView, type DashboardMode, type Line } from '../view-model.js';
+import { LineKeepingLast, LineText } from './panel.js';
 import { BlockScreen, HelpScreen, MainScreen, type BlockLoad } from './screens.js';
 
 export interface DashboardAppProps {
@@ -50,9 +50,7 @@ export function DashboardApp({ feed, mode, colour, size: fixedSize, onQuit, onSt
   const uiRef = useRef<UiState>(INITIAL_UI);
   const [ui, setUi] = useState<UiState>(INITIAL_UI);
   const [block, setBlock] = useState<BlockLoad | null>(null);
-  const built = buildView(state, feed.source.target, mode, Date.now());
-  const daWidth = columnWidths(size.columns).right;
-  const view = { ...built, da: { ...built.da, lines: built.da.lines.flatMap((l) => wrapLine(l, daWidth, LABEL_WIDTH)) } };
+  const view = buildView(state, feed.source.target, mode, Date.now());
 
   const open = (height: number) => {
     setBlock({ height, detail: null, error: null });
@@ -73,16 +71,26 @@ export function DashboardApp({ feed, mode, colour, size: fixedSize, onQuit, onSt
     setUi(uiRef.current);
   });
 
+  if (!fitsOn(size)) {
+    // Panels drawn into fewer cells than they need overlap and leave text behind; this says why instead (the keys still work).
+    return (
+      <Box flexDirection="column" width={size.columns}>
+        <LineText line={[{ text: `terminal too small (need ${MIN_SIZE.columns}×${MIN_SIZE.rows})`, bold: true, level: 'warn' }]} colour={colour} />
+        <LineText line={[{ text: `this one is ${size.columns}×${size.rows}; the dashboard comes back when it is larger`, dim: true }]} colour={colour} />
+        <LineText line={FOOTER[ui.screen]} colour={colour} />
+      </Box>
+    );
+  }
   const layout = layoutFor(size, {
     mode,
     banner: view.banner !== null,
     peers: state.snapshot?.info.p2p.peers.length ?? 0,
     children: state.snapshot?.info.children.length ?? 0,
-    topLines: Math.max(view.chain.lines.length, view.da.lines.length),
+    topLines: Math.max(view.chain.lines.length, (view.da.fit?.(columnWidths(size.columns).right, Infinity) ?? view.da.lines).length),
   });
   return (
     <Box flexDirection="column" width={layout.columns} height={layout.rows}>
-      <LineText line={view.header} colour={colour} />
+      <LineKeepingLast line={view.header} width={layout.columns} colour={colour} />
       {view.banner && <LineText line={view.banner} colour={colour} />}
       {ui.screen === 'help' ? (
         <HelpScreen layout={layout} colour={colour} />

@@ -17,6 +17,28 @@ export function LineText({ line, colour, inverse = false }: { line: Line; colour
   );
 }
 
+/**
+ * A line of `width` columns whose last span (a state word) is never cut: the
+ * spans before it are cut (with …) to leave it room.
+ */
+export function LineKeepingLast({ line, width, colour }: { line: Line; width: number; colour: boolean }) {
+  const rest = line.slice(0, -1);
+  const last = line[line.length - 1]!;
+  const end = rest[rest.length - 1];
+  // The gap before the state is kept apart, so cutting the rest never closes it.
+  const trimmed = end ? [...rest.slice(0, -1), { ...end, text: end.text.trimEnd() }] : rest;
+  return (
+    <Box width={width}>
+      <Box flexShrink={1}>
+        <LineText line={trimmed} colour={colour} />
+      </Box>
+      <Box flexShrink={0} marginLeft={2}>
+        <LineText line={[last]} colour={colour} />
+      </Box>
+    </Box>
+  );
+}
+
 export function PanelTitle({ title, level, colour, note }: { title: string; level: Level; colour: boolean; note?: string }) {
   return <LineText colour={colour} line={[{ text: title, bold: true }, { text: ' ' }, { text: `[${LEVEL_WORD[level]}]`, level }, { text: note ?? '', dim: true }]} />;
 }
@@ -27,8 +49,9 @@ export function PanelTitle({ title, level, colour, note }: { title: string; leve
  */
 export function Panel({ panel, width, height, colour, tail = false }: { panel: PanelView; width: number; height: number; colour: boolean; tail?: boolean }) {
   const room = Math.max(0, height - 1);
-  const lines = room === 0 ? [] : tail ? panel.lines.slice(-room) : panel.lines.slice(0, room);
-  const hidden = panel.lines.length - lines.length;
+  const all = panel.fit ? panel.fit(width, room) : panel.lines;
+  const lines = room === 0 ? [] : tail ? all.slice(-room) : all.slice(0, room);
+  const hidden = all.length - lines.length;
   return (
     <Box flexDirection="column" width={width} height={height} overflow="hidden">
       <PanelTitle title={panel.title} level={panel.level} colour={colour} note={hidden > 0 && !tail ? ` +${hidden} more` : undefined} />

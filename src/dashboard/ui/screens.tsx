@@ -1,4 +1,4 @@
-import { Box, Text } from 'ink';
+import { Box } from 'ink';
 import type { Layout } from '../layout.js';
 import type { BlockDetail } from '../source.js';
 import { HELP, clockTime, type DashboardView, type Line } from '../view-model.js';
@@ -92,14 +92,14 @@ export function BlockScreen({ load, layout, colour }: { load: BlockLoad; layout:
         ...detail.txList.map((tx, i): Line => [{ text: `  ${String(i).padStart(4)}  ${tx}` }]),
       ]
     : [[{ text: `BLOCK ${load.height}`, bold: true }], load.error ? [{ text: `cannot read it: ${load.error}`, level: 'fail' }] : [{ text: 'reading…', dim: true }]];
-  const room = layout.body - 1;
-  const shown = lines.slice(0, room);
+  // Exactly the body's rows, the count of what is left out included: a line more pushes the title off the top.
+  const room = lines.length > layout.body ? layout.body - 1 : layout.body;
   return (
-    <Box flexDirection="column" height={room}>
-      {shown.map((line, i) => (
+    <Box flexDirection="column" height={layout.body} overflow="hidden">
+      {lines.slice(0, room).map((line, i) => (
         <LineText key={i} line={line} colour={colour} />
       ))}
-      {lines.length > room && <Text dimColor>{`… ${lines.length - room} more lines`}</Text>}
+      {lines.length > room && <LineText line={[{ text: `… ${lines.length - room} more lines`, dim: true }]} colour={colour} />}
     </Box>
   );
 }

@@ -118,6 +118,7 @@ export class AbciExecutor implements Executor {
   }
 
   async getTxs(): Promise<Uint8Array[]> {
+    await this.opts.mempool.settled();
     return this.opts.mempool.take(MAX_BLOCK_TXS, Math.min(MAX_BLOCK_TX_BYTES, this.opts.maxBlockTxBytes));
   }
 

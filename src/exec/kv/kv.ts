@@ -129,6 +129,7 @@ export class KvExecutor implements Executor {
   }
 
   async getTxs(): Promise<Uint8Array[]> {
+    await this.mempool.settled();
     return this.mempool.take(MAX_BLOCK_TXS, Math.min(MAX_BLOCK_TX_BYTES, this.maxBlockTxBytes));
   }
 
