@@ -96,9 +96,9 @@ export class DaRetriever {
    */
   private strictMode = false;
   /**
-   * The first DA height that held a header of another genesis: the scan
-   * position saved never passes it, so a node restarted with the right
-   * genesis reads those blocks again.
+   * Where a chain of another genesis begins on DA (its first header seen):
+   * the scan position saved never passes it, so a node restarted with the
+   * right genesis reads those blocks again.
    */
   private foreignDaHeight: bigint | null = null;
   /** The first DA height with a header of another proposer: where that other chain began, once it proves to be one. */
