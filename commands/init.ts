@@ -1,18 +1,25 @@
 import { Flags } from '@oclif/core';
-import { loadConfig, ownPeerAddress, resolveHome } from '../src/config/index.js';
-import { HomeError, initHome, type InitResult } from '../src/home/index.js';
+import { ConfigError, loadConfig, ownPeerAddress, parseConfigText, renderNodeYml, resolveHome } from '../src/config/index.js';
+import { CHAIN_ID_FORM, CHAIN_ID_PATTERN, HomeError, initHome, type InitResult } from '../src/home/index.js';
 import { DEFAULT_EVM_PORTS, initEvmHome, type EvmInitResult } from '../src/exec/evm/index.js';
+import { JoinError, fetchJoinSource, writeJoinedHome, type JoinSource } from '../src/home/join.js';
 import { NodedCommand } from '../cli/base.js';
+
+/** How long each request to the node named by --join may take. */
+const JOIN_TIMEOUT_MS = 10_000;
 
 export default class Init extends NodedCommand {
   static summary = 'Create a node home: config, genesis, keys and data directories.';
   static description = `Writes config/node.yml (every key, with a comment each), config/genesis.json, the signing key config/signer.json and the P2P identity config/node_key.json (both 0600), and the empty data/ and data/cache/ directories.
 
-Refuses a directory that already holds a home unless --force is given; --force replaces the keys and genesis and empties data/.`;
+Refuses a directory that already holds a home unless --force is given; --force replaces the keys and genesis and empties data/.
+
+With --join URL it makes a full node of a running chain instead: it fetches the genesis (GET /genesis), the P2P address and the DA namespaces from the aggregator's RPC listener, checks that the genesis is the aggregator's and that its first block is signed by the genesis proposer, and writes the home with that genesis as is, the aggregator in p2p.peers and the namespaces in node.yml. Nothing is written unless every check passes.`;
   static examples = [
     { description: 'Create the home of a new chain\'s aggregator in ~/.node', command: '<%= config.bin %> <%= command.id %> --chain-id mychain-1 --aggregator' },
     { description: 'Create a full node home elsewhere, as JSON', command: '<%= config.bin %> <%= command.id %> --home /srv/node --chain-id mychain-1 --json' },
     { description: 'Start over: new keys, empty data', command: '<%= config.bin %> <%= command.id %> --chain-id mychain-1 --aggregator --force' },
+    { description: 'Join a running chain as a full node, from its aggregator\'s RPC', command: '<%= config.bin %> <%= command.id %> --join http://10.0.0.5:7331 --home ~/.node-full' },
   ];
   static enableJsonFlag = true;
   static flags = {
@@ -21,6 +28,13 @@ Refuses a directory that already holds a home unless --force is given; --force r
       default: 'noded-local',
     }),
     aggregator: Flags.boolean({ description: 'Make this node the chain\'s aggregator (block producer)', default: false }),
+    join: Flags.string({
+      description: "Join a running chain as a full node: the RPC URL of its aggregator (http://<host>:7331), from which genesis, P2P address and DA namespaces are fetched and verified",
+    }),
+    'da-address': Flags.string({
+      description: 'With --join: the DA node this full node reads (da.address); the default http://127.0.0.1:26658 when not given',
+      dependsOn: ['join'],
+    }),
     force: Flags.boolean({ description: 'Replace an existing home (its keys and data are lost)', default: false }),
     execution: Flags.string({
       description: 'Execution layer: kv (built in), or evm, which also writes an EVM genesis with one funded development account, jwt.hex, and a supervise: entry that runs the EthereumJS client on loopback ports',
@@ -33,10 +47,16 @@ Refuses a directory that already holds a home unless --force is given; --force r
   };
 
   async run(): Promise<InitJson> {
-    const { flags } = await this.parse(Init);
+    const { flags, metadata } = await this.parse(Init);
+    if (flags.join) {
+      // oclif lists in metadata.flags the flags it set from their defaults: the others were given.
+      const given = ['chain-id', 'aggregator', 'execution'].filter((f) => !metadata.flags[f]?.setFromDefault);
+      if (given.length > 0) this.fail(`--join takes the chain from the aggregator: leave out ${given.map((f) => `--${f}`).join(', ')}`, 'USAGE', 2);
+      return this.join(flags.join, flags);
+    }
     const chainId = flags['chain-id'];
-    if (!/^[A-Za-z0-9._-]{1,50}$/.test(chainId)) {
-      this.fail(`--chain-id: got ${JSON.stringify(chainId)}, expected 1 to 50 letters, digits, ".", "_" or "-"`, 'INVALID_FLAG', 2);
+    if (!CHAIN_ID_PATTERN.test(chainId)) {
+      this.fail(`--chain-id: got ${JSON.stringify(chainId)}, expected ${CHAIN_ID_FORM}`, 'INVALID_FLAG', 2);
     }
     const home = resolveHome(flags.home);
     let result: InitResult | EvmInitResult;
@@ -50,17 +70,56 @@ Refuses a directory that already holds a home unless --force is given; --force r
       if (err instanceof HomeError) this.fail(err.message, err.code);
       throw err;
     }
-    const p2pAddress = ownPeerAddress(loadConfig({ home, env: {} }).p2p.listen_address, result.peerId);
     this.log(`Initialised ${result.aggregator ? 'an aggregator' : 'a full node'} home for chain ${result.chainId} in ${home}`);
-    for (const path of result.created) this.log(`  created ${path}`);
-    this.log(`P2P address: ${p2pAddress}`);
-    this.log('  other nodes list it in p2p.peers; put this machine\'s public IP in place of 127.0.0.1 for nodes elsewhere');
     const devAccount = (result as Partial<EvmInitResult>).dev_account;
+    const json = this.report(result, flags.home);
     if (devAccount) {
       this.log(`EVM development account (funded in config/el-genesis.json): ${devAccount.address}`);
       this.log(`  private key ${devAccount.private_key}: for development only, it is printed in the clear; never fund it on a real network`);
     }
-    this.log(`Start it with: noded start${flags.home ? ` --home ${home}` : ''}`);
+    this.logStart(flags.home, home);
+    return { ...json, ...(devAccount ? { dev_account: devAccount } : {}) };
+  }
+
+  /** `init --join URL`: everything is fetched and verified before anything is written. */
+  private async join(url: string, flags: { home?: string; force: boolean; 'da-address'?: string }): Promise<InitJson> {
+    const daAddress = flags['da-address'];
+    if (daAddress !== undefined) {
+      try {
+        parseConfigText(renderNodeYml({ 'da.address': daAddress }), '--da-address');
+      } catch (err) {
+        if (err instanceof ConfigError) this.fail(`--da-address: got ${JSON.stringify(daAddress)}, expected an http(s) URL like http://127.0.0.1:26658`, 'INVALID_FLAG', 2);
+        throw err;
+      }
+    }
+    const home = resolveHome(flags.home);
+    let source: JoinSource;
+    let result: InitResult;
+    try {
+      source = await fetchJoinSource(url, JOIN_TIMEOUT_MS);
+      result = writeJoinedHome({ home, force: flags.force, source, daAddress });
+    } catch (err) {
+      if (err instanceof JoinError) this.fail(err.message, err.code, err.exit);
+      if (err instanceof HomeError) this.fail(err.message, err.code);
+      throw err;
+    }
+    const config = loadConfig({ home, env: {} });
+    this.log(`Joined chain ${result.chainId} from ${source.url}: a full node home in ${home}`);
+    const json = this.report(result, flags.home);
+    this.log(`Genesis: as ${source.url} serves it; its block ${source.genesis.initialHeight} is signed by the genesis proposer ${Buffer.from(source.genesis.proposerAddress).toString('base64')}`);
+    this.log(`Peer (p2p.peers): ${source.peer}`);
+    this.log(`DA: reads ${config.da.address} (da.address${daAddress ? '' : ', the default: set it to the DA node this machine reads'}), namespace ${source.namespaces.header}${source.namespaces.data !== source.namespaces.header ? `, data namespace ${source.namespaces.data}` : ''}`);
+    this.logStart(flags.home, home);
+    return { ...json, joined: { url: source.url, peer: source.peer, da_address: config.da.address, header_namespace: source.namespaces.header, data_namespace: source.namespaces.data } };
+  }
+
+  /** The lines every init prints about the home it wrote, and its --json answer. */
+  private report(result: InitResult, homeFlag: string | undefined): InitJson {
+    const home = resolveHome(homeFlag);
+    const p2pAddress = ownPeerAddress(loadConfig({ home, env: {} }).p2p.listen_address, result.peerId);
+    for (const path of result.created) this.log(`  created ${path}`);
+    this.log(`P2P address: ${p2pAddress}`);
+    this.log('  other nodes list it in p2p.peers; put this machine\'s public IP in place of 127.0.0.1 for nodes elsewhere');
     return {
       home: result.home,
       chain_id: result.chainId,
@@ -69,8 +128,11 @@ Refuses a directory that already holds a home unless --force is given; --force r
       signer_address: result.signerAddress,
       peer_id: result.peerId,
       p2p_address: p2pAddress,
-      ...(devAccount ? { dev_account: devAccount } : {}),
     };
+  }
+
+  private logStart(homeFlag: string | undefined, home: string): void {
+    this.log(`Start it with: noded start${homeFlag ? ` --home ${home}` : ''}`);
   }
 }
 
@@ -84,4 +146,6 @@ interface InitJson {
   peer_id: string;
   p2p_address: string;
   dev_account?: EvmInitResult['dev_account'];
+  /** With --join: where the chain came from and how this node follows it. */
+  joined?: { url: string; peer: string; da_address: string; header_namespace: string; data_namespace: string };
 }

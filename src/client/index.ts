@@ -124,6 +124,12 @@ export class NodeClient {
     return { ok: res.status === 200, text: res.text.trim() };
   }
 
+  /** /health/ready's checks as its JSON answer gives them (`Accept: application/json`), each with its reason when it fails. */
+  async readyChecks(): Promise<Record<string, { status: 'pass' | 'fail'; reason?: string }>> {
+    const res = await this.send(`${this.rpcUrl}/health/ready`, { headers: { accept: 'application/json' } });
+    return (JSON.parse(res.text) as { checks: Record<string, { status: 'pass' | 'fail'; reason?: string }> }).checks;
+  }
+
   async status(): Promise<CometStatus> {
     return this.statusMethod<CometStatus>('status');
   }

@@ -131,10 +131,10 @@ const node = section({
 const da = section({
   address: text('http://127.0.0.1:26658', 'Address of the DA node', httpUrl),
   auth_token: text('', "Auth token for the DA node's API; never logged"),
-  namespace: text('', 'Name the DA namespace is derived from (sha256 of it, version 0): headers, and data unless da.data_namespace is set; empty = the chain id'),
+  namespace: text('', 'Name the DA namespace is derived from (sha256 of it, version 0), or the namespace itself as 0x and 58 hex digits: headers, and data unless da.data_namespace is set; empty = the chain id'),
   data_namespace: text(
     '',
-    "Name block data's own DA namespace is derived from, so light readers of headers skip it; empty = data goes to the header namespace (ev-node's default)",
+    "Name block data's own DA namespace is derived from (or 0x and 58 hex digits), so light readers of headers skip it; empty = data goes to the header namespace (ev-node's default)",
   ),
   gas_price: number(
     -1,

@@ -1,6 +1,16 @@
 import type { Logger } from '../log/index.js';
 import { create } from '@bufbuild/protobuf';
-import { BlockSchema, DataSchema, InvalidBlockError, MetadataSchema, txsHash, type Block, type Data, type SignedHeader } from '../types/index.js';
+import {
+  BlockSchema,
+  DataSchema,
+  GenesisMismatchError,
+  InvalidBlockError,
+  MetadataSchema,
+  txsHash,
+  type Block,
+  type Data,
+  type SignedHeader,
+} from '../types/index.js';
 import { isAbortError, sleep } from '../util/index.js';
 import {
   decodeDataBlob,
@@ -40,12 +50,17 @@ export interface RetrieverOptions {
   /** How long to wait for the next DA block once caught up. */
   pollMs: number;
   retryMaxMs: number;
+  /** Throws GenesisMismatchError for a header of another genesis (the node reports that once, not per blob). */
+  checkGenesis?: (signed: SignedHeader) => void;
 }
 
 interface HeaderCandidate {
   signed: SignedHeader;
   daHeight: bigint;
 }
+
+/** ingestHeader's answer for a header of another genesis: skipped without a line of its own. */
+const FOREIGN_GENESIS = Symbol('foreign genesis');
 
 /** How far ahead of this node's clock a header's time may be (ev-node types/header.go, MaxClockDrift). */
 const MAX_CLOCK_DRIFT_NS = 60_000_000_000n;
@@ -80,6 +95,14 @@ export class DaRetriever {
    * block/internal/syncing/da_retriever.go).
    */
   private strictMode = false;
+  /**
+   * Where a chain of another genesis begins on DA (its first header seen):
+   * the scan position saved never passes it, so a node restarted with the
+   * right genesis reads those blocks again.
+   */
+  private foreignDaHeight: bigint | null = null;
+  /** The first DA height with a header of another proposer: where that other chain began, once it proves to be one. */
+  private otherProposerDaHeight: bigint | null = null;
   readonly activity: DaActivity = { lastSuccessAt: 0, lastError: null, failingSince: 0 };
 
   constructor(
@@ -183,7 +206,7 @@ export class DaRetriever {
     for (const blob of blobs) {
       if (blob.data.length === 0) continue;
       const notHeader = this.ingestHeader(blob, daHeight);
-      if (notHeader === null) continue;
+      if (notHeader === null || notHeader === FOREIGN_GENESIS) continue;
       const notData = this.ingestData(blob, daHeight);
       if (notData === null) continue;
       this.skip(daHeight, `neither a header (${notHeader}) nor block data (${notData})`);
@@ -195,9 +218,10 @@ export class DaRetriever {
    * tryDecodeHeader): a DA envelope must carry a valid envelope signature;
    * after the first such envelope, only envelopes are taken; the header needs
    * a proposer, which must be the chain's, and a time, not more than a minute ahead.
-   * Returns null when taken, else why the blob is no header of this chain.
+   * Returns null when taken, FOREIGN_GENESIS for a header of another genesis
+   * (reported by checkGenesis), else why the blob is no header of this chain.
    */
-  private ingestHeader(blob: Blob, daHeight: bigint): string | null {
+  private ingestHeader(blob: Blob, daHeight: bigint): string | null | typeof FOREIGN_GENESIS {
     let decoded: HeaderBlob;
     try {
       decoded = decodeHeaderBlob(blob.data);
@@ -206,6 +230,14 @@ export class DaRetriever {
     }
     const header = decoded.signed.header;
     if (!header) return 'signed header without a header';
+    try {
+      this.opts.checkGenesis?.(decoded.signed);
+    } catch (err) {
+      if (!(err instanceof GenesisMismatchError)) throw err;
+      this.foreignDaHeight ??= this.otherProposerDaHeight ?? daHeight;
+      this.logger.debug({ daHeight: Number(daHeight), reason: err.message }, 'skipping a header of another genesis');
+      return FOREIGN_GENESIS;
+    }
     if (header.chainId !== this.opts.chainId) return `header of another chain (${JSON.stringify(header.chainId)})`;
     const validEnvelope = decoded.envelopeSignature.length > 0;
     if (validEnvelope) {
@@ -217,7 +249,10 @@ export class DaRetriever {
     if (header.proposerAddress.length === 0) return 'header without a proposer address';
     if (header.time === 0n) return 'header timestamp cannot be zero';
     if (header.time > BigInt(Date.now()) * 1_000_000n + MAX_CLOCK_DRIFT_NS) return 'header timestamp too far in the future';
-    if (Buffer.compare(header.proposerAddress, this.opts.proposerAddress) !== 0) return "proposer is not the chain's aggregator";
+    if (Buffer.compare(header.proposerAddress, this.opts.proposerAddress) !== 0) {
+      this.otherProposerDaHeight ??= daHeight;
+      return "proposer is not the chain's aggregator";
+    }
     if (validEnvelope && !this.strictMode) {
       this.strictMode = true;
       this.logger.info({ height: Number(header.height), daHeight: Number(daHeight) }, 'valid DA envelope seen: header blobs without one are skipped from now on');
@@ -311,6 +346,7 @@ export class DaRetriever {
   private saveScanPosition(force: boolean): void {
     if (!force && Date.now() - this.cacheWrittenAt < CACHE_WRITE_INTERVAL_MS) return;
     let safe = this.next - 1n;
+    if (this.foreignDaHeight !== null && this.foreignDaHeight - 1n < safe) safe = this.foreignDaHeight - 1n;
     for (const list of this.headers.values()) for (const c of list) if (c.daHeight - 1n < safe) safe = c.daHeight - 1n;
     for (const entry of this.data.values()) if (entry.daHeight - 1n < safe) safe = entry.daHeight - 1n;
     if (safe < 0n) return;

@@ -3,6 +3,7 @@ import { configCheck } from './checks/config.js';
 import { daAuthCheck, daBalanceCheck, daHealthCheck, daSyncCheck } from './checks/da.js';
 import { dataDirCheck } from './checks/data-dir.js';
 import { engineCheck } from './checks/engine.js';
+import { genesisCheck } from './checks/genesis.js';
 import { nodeCheck } from './checks/node.js';
 import { peersCheck } from './checks/peers.js';
 import { portsCheck } from './checks/ports.js';
@@ -20,6 +21,7 @@ export const CHECKS: readonly Check[] = [
   engineCheck,
   peersCheck,
   nodeCheck,
+  genesisCheck,
 ];
 
 /** `--check` got ids that do not exist. */

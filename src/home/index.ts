@@ -79,8 +79,16 @@ function readKeyFile(path: string, what: string): Ed25519Key {
   return Ed25519Key.fromSeed(seed);
 }
 
+/** What init accepts as a chain id (and `init --join` checks a fetched genesis against). */
+export const CHAIN_ID_PATTERN = /^[A-Za-z0-9._-]{1,50}$/;
+export const CHAIN_ID_FORM = '1 to 50 letters, digits, ".", "_" or "-"';
+
 function parseGenesis(path: string): Genesis {
-  const g = readJson(path, 'genesis file');
+  return parseGenesisObject(readJson(path, 'genesis file'), `genesis file ${path}`);
+}
+
+/** A genesis.json's content, checked field by field; `what` names where it came from in the error. */
+export function parseGenesisObject(g: Record<string, unknown>, what: string): Genesis {
   const problems: string[] = [];
   const int = (name: string): bigint => {
     const v = g[name];
@@ -102,7 +110,7 @@ function parseGenesis(path: string): Genesis {
     ...(g.app_state === undefined ? {} : { appState: new TextEncoder().encode(JSON.stringify(g.app_state)) }),
   };
   if (genesis.initialHeight < 1n) problems.push('initial_height: must be at least 1');
-  if (problems.length) throw new HomeError(`genesis file ${path} is invalid:\n  ${problems.join('\n  ')}`, 'HOME_INVALID');
+  if (problems.length) throw new HomeError(`${what} is invalid:\n  ${problems.join('\n  ')}`, 'HOME_INVALID');
   return genesis;
 }
 
@@ -154,6 +162,8 @@ export interface InitOptions {
   config?: ConfigOverrides;
   /** node.yml `supervise:` entries. */
   supervise?: SuperviseEntryYaml[];
+  /** genesis.json's text, written as is (a chain this node joins); a new chain's genesis, with this home's signer as proposer, when absent. */
+  genesisJson?: string;
 }
 
 export interface InitResult {
@@ -199,7 +209,7 @@ export function initHome(opts: InitOptions): InitResult {
     proposer_address: Buffer.from(signer.address).toString('base64'),
     da_start_height: 0,
   };
-  writeFileSync(paths.genesisFile, JSON.stringify(genesis, null, 2) + '\n');
+  writeFileSync(paths.genesisFile, opts.genesisJson ?? JSON.stringify(genesis, null, 2) + '\n');
   created.push(paths.genesisFile);
   writeKeyFile(paths.signerFile, signer, { address: Buffer.from(signer.address).toString('base64') });
   created.push(paths.signerFile);

@@ -3,6 +3,7 @@ import type { BlockStore } from '../store/index.js';
 import { InvalidBlockError, headerHash, type Block } from '../types/index.js';
 import { serialized } from '../util/index.js';
 import type { Chain } from './chain.js';
+import type { GenesisGuard } from './genesis-guard.js';
 
 export interface DaHeights {
   header: bigint;
@@ -29,6 +30,8 @@ export class BlockIntake {
     private readonly chain: Chain,
     private readonly store: BlockStore,
     private readonly metrics: NodeMetrics | null,
+    /** Catches blocks of another genesis (catch-up from peers serves them unchecked) before the chain rejects them one by one. */
+    private readonly guard: GenesisGuard,
   ) {}
 
   /** The intake as one source feeds it: the blocks it applies count toward that source in the metrics. */
@@ -43,6 +46,7 @@ export class BlockIntake {
         return chain.lastDataHash;
       },
       apply: async (block, daHeights) => {
+        if (block.header) this.guard.check(block.header, origin);
         if (await this.apply(block, daHeights)) this.metrics?.blocksApplied.inc(labels);
       },
     };

@@ -21,10 +21,12 @@ import {
   type RpcBackend,
 } from '../rpc/index.js';
 import { BlockStore } from '../store/index.js';
+import type { SignedHeader } from '../types/index.js';
 import { Chain } from './chain.js';
 import { daInfo, nodeInfo } from './info.js';
 import { StatusNotifier } from './notifier.js';
 import { BlockIntake } from './intake.js';
+import { GenesisGuard, type HeardFrom } from './genesis-guard.js';
 import { BlockProducer } from './producer.js';
 
 export interface NodeOptions {
@@ -54,6 +56,7 @@ interface NodeComponents {
   mempool: Mempool;
   executor: Executor;
   chain: Chain;
+  genesisGuard: GenesisGuard;
   producer: BlockProducer | null;
   submitter: DaSubmitter | null;
   retriever: DaRetriever | null;
@@ -201,7 +204,9 @@ export class Node {
             metrics,
           )
         : null;
-      const intake = new BlockIntake(chain, store, metrics);
+      const genesisGuard = new GenesisGuard(home.genesis, home.paths.genesisFile, logger.child({ module: 'chain' }));
+      const checkGenesis = (from: HeardFrom) => (signed: SignedHeader) => genesisGuard.check(signed, from);
+      const intake = new BlockIntake(chain, store, metrics, genesisGuard);
       const lastApplied = chain.height > 0n ? await store.getBlock(chain.height) : null;
       const retriever = aggregator
         ? null
@@ -217,6 +222,7 @@ export class Node {
               lastAppliedDaHeight: lastApplied?.headerDaHeight ?? 0n,
               pollMs: Math.max(10, Math.min(1000, Math.floor(config.da.block_time / 2))),
               retryMaxMs: daRetryMaxMs,
+              checkGenesis: checkGenesis('da'),
             },
             logger.child({ module: 'da-retriever' }),
           );
@@ -228,6 +234,7 @@ export class Node {
         peers,
         chainId: home.genesis.chainId,
         proposerAddress: home.genesis.proposerAddress,
+        checkGenesis: checkGenesis('p2p'),
         sink: intake.from('p2p'),
         source: storedBlocks(store),
         head: () => chain.height,
@@ -260,7 +267,7 @@ export class Node {
 
       node = new Node(
         opts,
-        { ...parts, localDa, da, producer, submitter, retriever, listeners: { rpc, status, metrics: metricsListener } },
+        { ...parts, localDa, da, genesisGuard, producer, submitter, retriever, listeners: { rpc, status, metrics: metricsListener } },
         closers,
       );
       metrics?.observe(readings(node));
@@ -325,6 +332,9 @@ export class Node {
     const execution = this.c.executor.status?.();
     if (execution) checks.execution = execution.reachable ? { ok: true } : { ok: false, reason: 'execution client unreachable' };
     // Peers first: a full node cut off from its peers has no blocks either, and the peers are what to fix.
+    // Another genesis first: nothing else comes right until the home has the chain's.
+    const mismatch = this.c.genesisGuard.mismatch;
+    if (mismatch && this.chain.lastCommitAt < mismatch.at) checks.genesis = { ok: false, reason: `genesis mismatch: ${mismatch.differences}` };
     const p2p = this.c.p2p;
     if (p2p.configuredPeers > 0) checks.peers = p2p.peerInfo().length > 0 ? { ok: true } : { ok: false, reason: 'no peers connected' };
     checks.blocks = height > 0n ? { ok: true } : { ok: false, reason: 'no blocks yet' };
@@ -453,6 +463,7 @@ function createBackend(
     health: () => node()?.health() ?? { live: { ok: true }, ready: { ok: false, reason: 'starting' }, checks: {} },
     mempool,
     genesis: home.genesis,
+    genesisJson: readFileSync(home.paths.genesisFile, 'utf8'),
     maxBlockTxBytes: maxBlockTxBytes(opts.config),
     onBlock: (listener) => chain.onBlock((block) => listener(block.header!.header!.height)),
     blockResults: executor.blockResults ? (height, txs) => executor.blockResults!(height, txs) : null,

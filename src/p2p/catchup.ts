@@ -1,5 +1,5 @@
 import type { Logger } from '../log/index.js';
-import { InvalidBlockError, type Block } from '../types/index.js';
+import { GenesisMismatchError, InvalidBlockError, type Block } from '../types/index.js';
 import { blockHeight, type BlockSink } from './sink.js';
 import type { BlockSync } from './sync.js';
 
@@ -22,7 +22,13 @@ export interface CatchUpResult {
   /** True when every height up to `to` is in the chain. */
   complete: boolean;
   /** When not complete: the heights no peer could serve, and why — the node falls back to DA for them. */
-  missing?: { from: bigint; to: bigint; reason: string };
+  missing?: {
+    from: bigint;
+    to: bigint;
+    reason: string;
+    /** The peers serve blocks of another genesis: the node reported that once (GenesisGuard); no line per attempt. */
+    genesisMismatch: boolean;
+  };
   /** Peers that served blocks that were applied. */
   peersUsed: string[];
 }
@@ -132,7 +138,7 @@ export class CatchUp {
     const peerIds = options.peers ?? this.sync.peersFor(from);
     if (peerIds.length === 0) {
       this.logger.info({ from: Number(from), to: Number(to), reason: noPeerHas(from) }, 'no peer can serve the gap; DA sync has to fill it');
-      return result(false, { from, to, reason: noPeerHas(from) });
+      return result(false, { from, to, reason: noPeerHas(from), genesisMismatch: false });
     }
     const peers = new Map<string, PeerState>(peerIds.map((p) => [p, { inFlight: 0, errors: 0, dropped: false, lacksFrom: null }]));
     const queue: Task[] = [];
@@ -146,6 +152,7 @@ export class CatchUp {
     const fetchSignal = signal ? AbortSignal.any([signal, controller.signal]) : controller.signal;
     let inFlight = 0;
     let lastProblem = '';
+    let genesisMismatch = false;
     // Only fetch this far ahead of the apply point, so memory stays bounded.
     const window = () => this.chunkSize * BigInt(Math.max(2, peers.size * this.perPeerInFlight * 2));
 
@@ -231,7 +238,11 @@ export class CatchUp {
             const state = peers.get(chunk.peer)!;
             state.dropped = true;
             lastProblem = `peer ${chunk.peer} served an invalid block: ${err.message}`;
-            this.logger.warn({ peer: chunk.peer, height: Number(height), err: err.message }, 'peer served an invalid block; dropping it for this catch-up');
+            // A block of another genesis is reported once for the node (GenesisGuard), not once per catch-up.
+            const line = { peer: chunk.peer, height: Number(height), err: err.message };
+            genesisMismatch = err instanceof GenesisMismatchError;
+            if (genesisMismatch) this.logger.debug(line, 'peer served a block of another genesis; dropping it for this catch-up');
+            else this.logger.warn(line, 'peer served an invalid block; dropping it for this catch-up');
             requeue({ from: height, to: chunk.to, excluded: new Set([chunk.peer]) });
             break;
           }
@@ -253,8 +264,10 @@ export class CatchUp {
         schedule();
         if (inFlight === 0) {
           const reason = lastProblem || noPeerHas(next);
-          this.logger.info({ from: Number(next), to: Number(to), reason }, 'no peer can serve the rest of the gap; DA sync has to fill it');
-          return result(false, { from: next, to, reason });
+          const line = { from: Number(next), to: Number(to), reason };
+          if (genesisMismatch) this.logger.debug(line, 'no peer can serve the rest of the gap; DA sync has to fill it');
+          else this.logger.info(line, 'no peer can serve the rest of the gap; DA sync has to fill it');
+          return result(false, { from: next, to, reason, genesisMismatch });
         }
         await wake.wait(signal);
       }

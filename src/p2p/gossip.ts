@@ -6,6 +6,7 @@ import type { GossipTopic, NodeMetrics } from '../metrics/index.js';
 import {
   BlockSchema,
   DataSchema,
+  GenesisMismatchError,
   InvalidBlockError,
   SignedHeaderSchema,
   headerHash,
@@ -219,15 +220,20 @@ export class BlockGossip {
     this.opts.metrics?.gossipReceived.inc(HEADER);
     const signed = this.decodeHeader(msg.data);
     let problem = typeof signed === 'string' ? signed : null;
+    // A header of another genesis is reported once for the node (GenesisGuard), not once per message.
+    let reported = false;
     if (typeof signed !== 'string') {
       try {
         if (this.opts.validateHeader(signed) === false) problem = 'signature or proposer does not check out';
       } catch (err) {
         problem = errorText(err);
+        reported = err instanceof GenesisMismatchError;
       }
     }
     if (problem) {
-      this.logger.warn({ peer: peer.toString(), topic: this.headerTopic, reason: problem }, 'rejected gossiped header');
+      const line = { peer: peer.toString(), topic: this.headerTopic, reason: problem };
+      if (reported) this.logger.debug(line, 'rejected gossiped header');
+      else this.logger.warn(line, 'rejected gossiped header');
       this.opts.metrics?.gossipRejected.inc(HEADER);
       return TopicValidatorResult.Reject;
     }

@@ -1,6 +1,6 @@
 import type { Logger } from '../log/index.js';
 import type { NodeMetrics } from '../metrics/index.js';
-import { decodeBlock, type Block } from '../types/index.js';
+import { decodeBlock, type Block, type SignedHeader } from '../types/index.js';
 import { isAbortError, sleep } from '../util/index.js';
 import { CatchUp } from './catchup.js';
 import { BlockGossip, proposerHeaderValidator } from './gossip.js';
@@ -16,6 +16,8 @@ export interface P2PNetworkOptions {
   chainId: string;
   /** Genesis proposer address: gossip from anyone else's key is rejected. */
   proposerAddress: Uint8Array;
+  /** Throws GenesisMismatchError for a gossiped header of another genesis, before the proposer check. */
+  checkGenesis?: (signed: SignedHeader) => void;
   /** Where blocks from peers go (the chain). */
   sink: BlockSink;
   /** This node's blocks as stored, served to peers that catch up. */
@@ -79,11 +81,15 @@ export class P2PNetwork {
       });
       await sync.start();
       const network: { current?: P2PNetwork } = {};
+      const proposerValidator = proposerHeaderValidator(opts.proposerAddress);
       const gossip = new BlockGossip(host, {
         sink: opts.sink,
         // Gossip compares stale messages with stored blocks (rare): it decodes them.
         source: async (from, to) => (await opts.source(from, to)).map((b) => decodeBlock(b.bytes)),
-        validateHeader: proposerHeaderValidator(opts.proposerAddress),
+        validateHeader: (signed) => {
+          opts.checkGenesis?.(signed);
+          return proposerValidator(signed);
+        },
         logger: opts.logger,
         onPeerHeight: (peer, height) => sync.noteHead(peer, height),
         onGap: () => network.current?.wake(),
@@ -199,8 +205,9 @@ export class P2PNetwork {
         reported = '';
         continue;
       }
-      const { from, to, reason } = result.missing!;
-      if (`${from}-${to}` !== reported) {
+      const { from, to, reason, genesisMismatch } = result.missing!;
+      // Blocks of another genesis were reported once for the node; a line each time the gap grows would repeat it.
+      if (`${from}-${to}` !== reported && !genesisMismatch) {
         this.logger.info({ from: Number(from), to: Number(to), reason }, 'no peer serves these heights; following DA for them');
         reported = `${from}-${to}`;
       }

@@ -59,6 +59,8 @@ export interface RpcBackend {
   readonly mempool: Pick<Mempool, 'size' | 'bytes' | 'holds' | 'peek'>;
   /** The chain's genesis (config/genesis.json). */
   readonly genesis: Genesis;
+  /** config/genesis.json as the node read it at start, served as is by `GET /genesis` (what `noded init --join` fetches). */
+  readonly genesisJson: string;
   /** Most tx bytes a block takes (it must fit one DA blob). */
   readonly maxBlockTxBytes: number;
   /** Calls `listener` with the height of every block once committed; returns the unsubscribe. */

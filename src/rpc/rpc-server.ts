@@ -44,7 +44,7 @@ function sendText(res: Res, status: number, body: string): void {
 const errorJson = (message: string) => JSON.stringify({ error: message });
 
 /** The routes besides the Connect services' (see handle()). */
-const FIXED_ROUTES = new Set(['/health/live', '/health/ready', '/tx', '/node_info']);
+const FIXED_ROUTES = new Set(['/health/live', '/health/ready', '/genesis', '/tx', '/node_info']);
 
 function decodeProto(schema: DescMessage, body: Uint8Array) {
   try {
@@ -115,6 +115,7 @@ export class RpcServer {
     }
     if (path.startsWith('/node.v1.') || path.startsWith('/grpc.reflection.')) return this.connect(req as IncomingMessage, res as ServerResponse);
     if (path === '/health/live' || path === '/health/ready') return this.health(path, req, res);
+    if (path === '/genesis') return this.genesis(req, res);
     if (path === '/tx') return this.tx(req, res);
     if (path === '/node_info') return this.nodeInfo(req, res);
     if (path.startsWith('/kv/')) return this.kv(path.slice('/kv/'.length), req, res);
@@ -176,6 +177,12 @@ export class RpcServer {
       return sendJson(res, 503, errorJson((err as Error).message));
     }
     sendJson(res, 200, JSON.stringify(info));
+  }
+
+  /** config/genesis.json as is: a new node of this chain takes it (`noded init --join`). */
+  private genesis(req: Req, res: Res): void {
+    if (req.method !== 'GET') return sendJson(res, 405, errorJson('use GET /genesis'));
+    sendJson(res, 200, this.backend.genesisJson);
   }
 
   private async tx(req: Req, res: Res): Promise<void> {

@@ -322,6 +322,23 @@ export class InvalidBlockError extends Error {
   }
 }
 
+/**
+ * A block of a chain whose genesis is not this node's (another chain id,
+ * proposer or initial height): not the sender's fault, nor this block's, so
+ * it is reported once for the node (src/node/genesis-guard.ts) rather than
+ * per block.
+ */
+export class GenesisMismatchError extends InvalidBlockError {
+  constructor(
+    height: bigint,
+    /** What differs, in words: `proposer address: …`. */
+    readonly differences: string,
+  ) {
+    super(height, `genesis mismatch: ${differences}`);
+    this.name = 'GenesisMismatchError';
+  }
+}
+
 const equalBytes = (a: Uint8Array, b: Uint8Array) => Buffer.compare(a, b) === 0;
 
 /**

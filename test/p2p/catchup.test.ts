@@ -104,7 +104,7 @@ describe('catch-up over /node/<chain_id>/blocks/1.0.0', () => {
     expect((await new CatchUp(c.sync, sink, { logger: silent() }).run(500n)).complete).toBe(true);
     const beyond = await new CatchUp(c.sync, sink, { logger: silent() }).run(600n);
     expect(beyond).toMatchObject({ from: 501n, to: 600n, appliedTo: 500n, blocksApplied: 0, complete: false });
-    expect(beyond.missing).toEqual({ from: 501n, to: 600n, reason: 'no connected peer has height 501 (highest peer head: 500)' });
+    expect(beyond.missing).toEqual({ from: 501n, to: 600n, reason: 'no connected peer has height 501 (highest peer head: 500)', genesisMismatch: false });
   });
 
   it('reports the heights no peer has, so the node can fall back to DA', async () => {
@@ -114,7 +114,7 @@ describe('catch-up over /node/<chain_id>/blocks/1.0.0', () => {
     const c = await client([p.host]);
     const result = await new CatchUp(c.sync, serialSink(c.chain), { logger: silent(), chunkSize: 64 }).run(300n);
     expect(result).toMatchObject({ from: 1n, to: 300n, appliedTo: 100n, blocksApplied: 100, complete: false });
-    expect(result.missing).toEqual({ from: 101n, to: 300n, reason: 'no connected peer has height 101 (highest peer head: 100)' });
+    expect(result.missing).toEqual({ from: 101n, to: 300n, reason: 'no connected peer has height 101 (highest peer head: 100)', genesisMismatch: false });
     expect(c.chain.height).toBe(100n);
 
     const liar = MemChain.holding(proposer, blocks.slice(0, 150));
@@ -122,7 +122,7 @@ describe('catch-up over /node/<chain_id>/blocks/1.0.0', () => {
     const d = await client([l.host]);
     const told = await new CatchUp(d.sync, serialSink(d.chain), { logger: silent(), chunkSize: 64 }).run(300n);
     expect(told).toMatchObject({ appliedTo: 150n, complete: false });
-    expect(told.missing).toEqual({ from: 151n, to: 300n, reason: `peer ${l.host.peerId} does not have height 151` });
+    expect(told.missing).toEqual({ from: 151n, to: 300n, reason: `peer ${l.host.peerId} does not have height 151`, genesisMismatch: false });
   });
 
   it('drops a peer that serves forged blocks and takes the range from an honest one', async () => {

@@ -20,6 +20,7 @@ function notRunning(ctx: DoctorContext): Verdict {
 }
 
 function readyRemedy(reason: string): string {
+  if (/genesis mismatch/i.test(reason)) return 'see the genesis check';
   if (/DA unreachable/i.test(reason)) return 'see the da-* checks';
   if (/production paused|pending/i.test(reason)) return 'blocks are not reaching DA: see the da-* checks';
   if (/behind|catching/i.test(reason)) return 'the node is catching up; if it does not, check DA and peers';
