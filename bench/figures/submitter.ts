@@ -1,5 +1,5 @@
 import { cpSync } from 'node:fs';
-import { DaClient, type Blob, type LocalDa } from '../../src/da/index.js';
+import { DaClient, submitOptions, type Blob, type LocalDa } from '../../src/da/index.js';
 import type { Node } from '../../src/node/index.js';
 import type { Bench, BenchOptions } from '../lib/figure.js';
 import { createAggregatorHome, makeTxs, openNode, produceFullBlocks, startLocalDa, startProducing, until } from '../lib/node.js';
@@ -12,8 +12,8 @@ const TX_BYTES = 100;
 const DA_BLOCK_MS = 100;
 const DA_LATENCY_MS = 50;
 const DA_FLAGS = { 'da.block_time': `${DA_BLOCK_MS}ms` };
-/** What the submitter sends with gas_price -1 (the DA node estimates). */
-const TX_CONFIG = { gas_price: -1, is_gas_price_set: false, max_gas_price: -1, gas: 0, tx_priority: 0 };
+/** What the submitter sends with the default gas settings (the DA node estimates under its default cap). */
+const TX_CONFIG = submitOptions({ gasPrice: -1, maxGasPrice: 0 });
 
 /** The built-in DA with `delayMs` added to every request, closed when the round ends (and with the scope). */
 async function daWithLatency(scope: Scope, delayMs: number): Promise<LocalDa> {
