@@ -39,12 +39,13 @@ export const metrics: Bench = {
     const home = scope.tempDir('noded-bench-metrics-');
     createAggregatorHome(home);
     await producerTxsPerSecond(home, blocks, 'warmup', true);
-    let round = 0;
+    // Each run writes txs no earlier run wrote: the node refuses a tx a committed block holds.
+    let run = 0;
     const paired = await interleave(
       rounds,
       {
-        baseline: () => producerTxsPerSecond(home, blocks, `off${round}`, false),
-        noded: () => producerTxsPerSecond(home, blocks, `on${round++}`, true),
+        baseline: () => producerTxsPerSecond(home, blocks, `off${run++}`, false),
+        noded: () => producerTxsPerSecond(home, blocks, `on${run++}`, true),
       },
       { nodedOnly: opts.nodedOnly },
     );
