@@ -182,7 +182,11 @@ const rpc = section({
 });
 
 const execution = section({
-  type: oneOf(['kv', 'evm', 'abci'], 'kv', 'Execution layer: kv (built-in key/value machine), evm (an Engine API client) or abci (an ABCI app)'),
+  type: oneOf(
+    ['kv', 'evm', 'abci', 'grpc'],
+    'kv',
+    "Execution layer: kv (built-in key/value machine), evm (an Engine API client), abci (an ABCI app) or grpc (an executor serving ev-node's ExecutorService)",
+  ),
   engine_url: text('http://127.0.0.1:8551', 'Engine API URL of the EVM execution client', httpUrl),
   eth_url: text('http://127.0.0.1:8545', 'JSON-RPC URL of the EVM execution client', httpUrl),
   jwt_secret_file: text('config/jwt.hex', 'File with the hex JWT secret shared with the EVM execution client; relative paths are under the home'),
@@ -195,6 +199,11 @@ const execution = section({
     isValid: isAbciAddress,
     expected: 'tcp://host:port or unix:///path/to/socket',
   }),
+  grpc_address: text('http://127.0.0.1:50051', 'URL of the ExecutorService for execution.type grpc (`noded exec serve`, or any executor speaking it); https:// for TLS', {
+    isValid: isHttpUrl,
+    expected: 'an http(s) URL like http://127.0.0.1:50051',
+  }),
+  grpc_auth_token: text('', 'Bearer token sent to the ExecutorService with every call (`noded exec serve --token`); empty = none; never logged'),
 });
 
 const instrumentation = section({

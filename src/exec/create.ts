@@ -4,6 +4,7 @@ import type { Logger } from '../log/index.js';
 import type { BlockStore } from '../store/index.js';
 import { AbciClient, AbciExecutor } from './abci/index.js';
 import { EngineClient, EvmExecutor } from './evm/index.js';
+import { GrpcExecutor } from './grpc/index.js';
 import type { Executor } from './executor.js';
 import { KvExecutor } from './kv/kv.js';
 import type { Mempool } from './mempool.js';
@@ -46,6 +47,16 @@ export async function createExecutor(deps: ExecutorDeps): Promise<Executor> {
     case 'abci':
       return new AbciExecutor({
         client: new AbciClient({ address: execution.abci_address, logger: deps.logger }),
+        store,
+        mempool: deps.mempool,
+        genesis: deps.genesis,
+        maxBlockTxBytes: deps.maxBlockTxBytes,
+        logger: deps.logger,
+      });
+    case 'grpc':
+      return new GrpcExecutor({
+        url: execution.grpc_address,
+        token: execution.grpc_auth_token,
         store,
         mempool: deps.mempool,
         genesis: deps.genesis,

@@ -188,6 +188,18 @@ export class Mempool {
     return out;
   }
 
+  /** Puts txs `take` gave back at the head of the line, in their order (an execution layer postponed them to a later block). */
+  requeue(txs: Uint8Array[]): void {
+    const back = txs.map((tx) => [hash('sha256', tx, 'binary'), tx] as const);
+    for (const [id, tx] of back) {
+      this.inBlock.delete(id);
+      this.totalBytes += tx.length;
+    }
+    const rest = [...this.txs];
+    this.txs.clear();
+    for (const [id, tx] of [...back, ...rest]) this.txs.set(id, tx);
+  }
+
   /** The block built from the last `take` is committed: the store's index now answers for its txs. */
   blockCommitted(): void {
     this.inBlock.clear();

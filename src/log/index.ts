@@ -81,6 +81,9 @@ const REDACT_PATHS = [
   '*.authorization',
   '*.headers.authorization',
   'config.da.auth_token',
+  'grpc_auth_token',
+  '*.grpc_auth_token',
+  'config.execution.grpc_auth_token',
 ];
 
 const REDACTED = '[redacted]';

@@ -21,6 +21,8 @@ export enum Bucket {
   txByHash = 0x08,
   /** height (8 bytes BE) → ResponseFinalizeBlock protobuf of an ABCI app, as CometBFT keeps it for block_results */
   finalizeBlockResponse = 0x09,
+  /** height (8 bytes BE) → sha256 of the ExecuteTxs request (prev state root ‖ txs) (32) ‖ the state root after it: `noded exec serve`'s ledger */
+  execLedger = 0x0a,
 }
 
 /** Well-known keys of the metadata bucket. */
@@ -33,6 +35,10 @@ export enum MetadataKey {
   daIncludedHeight = 'da_included_height',
   /** Format of the blocks and state this store holds (decimal text, see STORE_FORMAT_VERSION); absent in stores written before it. */
   storeFormatVersion = 'store_format_version',
+  /** `noded exec serve`: JSON {chainId, initialHeight, stateRoot} of the InitChain it answered. */
+  execGenesis = 'exec_genesis',
+  /** `noded exec serve`: height of the last block it executed (8 bytes BE). */
+  execHeight = 'exec_height',
 }
 
 export function bucketKey(bucket: Bucket, suffix: Uint8Array = new Uint8Array(0)): Uint8Array {

@@ -239,6 +239,11 @@ export class BlockStore {
     await this.write([this.metadataOp(key, value)]);
   }
 
+  /** Writes `ops` in one atomic batch: an executor serving its machine out of the node's process keeps its state and ledger in a store of its own. */
+  async writeBatch(ops: StoreOp[]): Promise<void> {
+    await this.write(ops);
+  }
+
   /** Reads many keys of a bucket in one call, in order; null where absent. */
   async getMany(keys: Uint8Array[]): Promise<(Uint8Array | null)[]> {
     return (await this.db.getMany(keys)).map((v) => v ?? null);

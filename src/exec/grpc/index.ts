@@ -1,0 +1,4 @@
+export { GrpcExecutor, ExecutorError, ExecutorUnreachableError, type GrpcExecutorOptions } from './executor.js';
+export { ExecutorServer, type ExecutorServerOptions } from './server.js';
+export { KvMachine, type ServedMachine } from './kv-machine.js';
+export { decodeTxBatch, encodeTxBatch } from './tx-batch.js';
