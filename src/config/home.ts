@@ -18,6 +18,8 @@ export interface HomePaths {
   /** Clearable on its own. */
   cacheDir: string;
   localDaDir: string;
+  /** `noded exec serve --type kv`'s state and ledger (a soft reset deletes it with the node's store: the node replays into a fresh one). */
+  execKvDir: string;
   /** Present while the daemon runs. */
   pidFile: string;
   logsDir: string;
@@ -42,6 +44,7 @@ export function homePaths(home: string): HomePaths {
     storeDir: join(dataDir, 'store'),
     cacheDir: join(dataDir, 'cache'),
     localDaDir: join(dataDir, 'local-da'),
+    execKvDir: join(dataDir, 'exec-kv'),
     pidFile: join(dataDir, 'node.pid'),
     logsDir: join(root, 'logs'),
   };
