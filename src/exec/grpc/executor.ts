@@ -48,6 +48,21 @@ export interface GrpcExecutorOptions {
   retryMaxMs?: number;
 }
 
+/** Codes a call ends with when no answer came: connect-node's for a refused connection, a timeout, a reset or cancelled stream (node-error.ts). */
+const NO_ANSWER = new Set([Code.Unavailable, Code.DeadlineExceeded, Code.Canceled, Code.Aborted]);
+
+/**
+ * Whether the call failed for want of an answer rather than by one: one of
+ * those codes, or a failure connect-node made from a Node error (a destroyed
+ * session, a socket error), which it keeps as the cause; an executor's own
+ * error arrives in the trailers with none.
+ */
+function transportFault(err: ConnectError): boolean {
+  if (NO_ANSWER.has(err.code)) return true;
+  for (let cause = err.cause; cause instanceof Error; cause = cause.cause) if (typeof (cause as { code?: unknown }).code === 'string') return true;
+  return false;
+}
+
 const sameBytes = (a: Uint8Array, b: Uint8Array) => Buffer.compare(a, b) === 0;
 
 const SYNC_REMEDY =
@@ -203,11 +218,8 @@ export class GrpcExecutor implements Executor {
 
   private classify(rpc: string, err: ConnectError): Error {
     const { url } = this.opts;
+    if (transportFault(err)) return new ExecutorUnreachableError(`executor unreachable at ${url}: ${err.rawMessage}`);
     switch (err.code) {
-      case Code.Unavailable:
-      case Code.DeadlineExceeded:
-      case Code.Canceled:
-        return new ExecutorUnreachableError(`executor unreachable at ${url}: ${err.rawMessage}`);
       case Code.OutOfRange:
         return new ExecutorBehindError(`the executor lacks earlier blocks: ${err.rawMessage}`);
       case Code.FailedPrecondition:

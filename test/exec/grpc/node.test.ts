@@ -19,8 +19,9 @@ function execHome(): string {
   return h.dir;
 }
 
+/** POST /tx's status; 0 when the node does not answer (the assertion then shows its stderr). */
 async function postTx(rpc: string, tx: string): Promise<number> {
-  return (await fetch(`${rpc}/tx`, { method: 'POST', body: tx })).status;
+  return fetch(`${rpc}/tx`, { method: 'POST', body: tx }).then((res) => res.status, () => 0);
 }
 
 /** Every block's txs and header app_hash from `from` to `to`. */
@@ -66,5 +67,42 @@ describe('execution.type grpc against `noded exec serve`', () => {
     expect(grpcChain).toEqual(kvChain);
     // The state roots moved: block 1's header holds genesis's, each later one the root after the block before.
     expect(new Set(kvChain.map((b) => b.appHash)).size).toBe(top);
+  });
+});
+
+describe('execution.type grpc when the executor goes away', () => {
+  it('an executor killed (kill -9) and restarted mid-run: the node waits, reports it unready, and goes on; a fresh executor gets the chain replayed', async () => {
+    const dir = execHome();
+    let exec = await ExecServeProcess.start(dir);
+    const port = Number(new URL(exec.url).port);
+    const home = await homes.create('exec-grpc-kill', true);
+    const node = await Daemon.start(home, [...grpcFlags(exec.url), '--node.node.block_time', '100ms']);
+    expect(await postTx(node.rpc, 'before=1'), node.stderr).toBe(200);
+    await heightOfTx(node.rpc, 'before=1', 'a block with before=1');
+
+    await exec.kill('SIGKILL');
+    const ready = `${node.rpc}/health/ready`;
+    const unready = await waitFor(async () => {
+      const res = await fetch(ready);
+      const text = await res.text();
+      return res.status === 503 && text.includes('execution client unreachable') ? text : null;
+    }, 'the node to report the executor unreachable');
+    expect(unready).toContain('execution client unreachable');
+    const stalled = await latestHeight(node.rpc);
+    expect(await postTx(node.rpc, 'during=2'), node.stderr).toBe(200);
+
+    exec = await ExecServeProcess.start(dir, { port });
+    const during = await heightOfTx(node.rpc, 'during=2', 'a block with during=2 after the executor came back');
+    expect(during).toBeGreaterThan(stalled);
+    await waitFor(async () => (await fetch(ready)).status === 200, 'the node ready again');
+    expect(node.stderr).toContain('executor in step with the node');
+
+    // A fresh executor (its data gone): the node replays its whole chain into it before the next block.
+    await exec.kill('SIGKILL');
+    exec = await ExecServeProcess.start(execHome(), { port });
+    expect(await postTx(node.rpc, 'after=3'), node.stderr).toBe(200);
+    await heightOfTx(node.rpc, 'after=3', 'a block with after=3 on a fresh executor');
+    expect(node.stderr).toContain('replaying stored blocks into the executor');
+    expect(node.child.exitCode, node.stderr).toBeNull();
   });
 });
