@@ -1,7 +1,9 @@
 import { Flags } from '@oclif/core';
 import { ConfigError, loadConfig, ownPeerAddress, parseConfigText, renderNodeYml, resolveHome } from '../src/config/index.js';
 import { CHAIN_ID_FORM, CHAIN_ID_PATTERN, HomeError, initHome, type InitResult } from '../src/home/index.js';
+import { join } from 'node:path';
 import { DEFAULT_EVM_PORTS, initEvmHome, type EvmInitResult } from '../src/exec/evm/index.js';
+import { DEFAULT_EXEC_PORT, initGrpcHome } from '../src/exec/grpc/index.js';
 import { JoinError, fetchJoinSource, writeJoinedHome, type JoinSource } from '../src/home/join.js';
 import { NodedCommand } from '../cli/base.js';
 
@@ -37,13 +39,15 @@ With --join URL it makes a full node of a running chain instead: it fetches the 
     }),
     force: Flags.boolean({ description: 'Replace an existing home (its keys and data are lost)', default: false }),
     execution: Flags.string({
-      description: 'Execution layer: kv (built in), or evm, which also writes an EVM genesis with one funded development account, jwt.hex, and a supervise: entry that runs the EthereumJS client on loopback ports',
-      options: ['kv', 'evm'],
+      description:
+        'Execution layer: kv (built in); evm, which also writes an EVM genesis with one funded development account, jwt.hex, and a supervise: entry that runs the EthereumJS client on loopback ports; or grpc, the kv machine in a process of its own (a supervise: entry running `noded exec serve`) driven over ExecutorService',
+      options: ['kv', 'evm', 'grpc'],
       default: 'kv',
     }),
     'el-engine-port': Flags.integer({ description: 'With --execution evm: the EthereumJS client\'s Engine API port (127.0.0.1)', default: DEFAULT_EVM_PORTS.engine, min: 1, max: 65535 }),
     'el-rpc-port': Flags.integer({ description: 'With --execution evm: its JSON-RPC port for eth_* calls (127.0.0.1)', default: DEFAULT_EVM_PORTS.rpc, min: 1, max: 65535 }),
     'el-p2p-port': Flags.integer({ description: 'With --execution evm: its devp2p port (it binds all interfaces; no peers are dialled)', default: DEFAULT_EVM_PORTS.p2p, min: 1, max: 65535 }),
+    'exec-port': Flags.integer({ description: 'With --execution grpc: the port `noded exec serve` listens on (127.0.0.1)', default: DEFAULT_EXEC_PORT, min: 1, max: 65535 }),
   };
 
   async run(): Promise<InitJson> {
@@ -65,7 +69,9 @@ With --join URL it makes a full node of a running chain instead: it fetches the 
       result =
         flags.execution === 'evm'
           ? initEvmHome(opts, { engine: flags['el-engine-port'], rpc: flags['el-rpc-port'], p2p: flags['el-p2p-port'] })
-          : initHome(opts);
+          : flags.execution === 'grpc'
+            ? initGrpcHome(opts, join(this.config.root, 'bin', 'run.js'), flags['exec-port'])
+            : initHome(opts);
     } catch (err) {
       if (err instanceof HomeError) this.fail(err.message, err.code);
       throw err;

@@ -10,7 +10,8 @@ export interface HomeEntry {
 /**
  * Every entry noded makes in a home (DESIGN.md §4): `init` writes config/ and
  * data/cache, `init --execution evm` config/el-genesis.json, config/jwt.hex and
- * the EthereumJS database data/evm (src/exec/evm/devnet.ts), `start` the rest.
+ * the EthereumJS database data/evm (src/exec/evm/devnet.ts), `exec serve`
+ * data/exec-kv, `start` the rest.
  * A reset deletes these and nothing beside them: an operator's own files in the
  * home are left alone.
  */
@@ -29,6 +30,7 @@ export function homeEntries(paths: HomePaths): { config: HomeEntry[]; data: Home
       { path: paths.cacheDir, what: 'the DA cache' },
       { path: paths.localDaDir, what: "the built-in DA's blocks (with da.local, this chain's DA history)" },
       { path: join(paths.dataDir, 'evm'), what: "the EthereumJS client's database (init --execution evm)" },
+      { path: paths.execKvDir, what: "`noded exec serve`'s kv state and ledger (init --execution grpc)" },
       { path: paths.pidFile, what: 'pid file' },
     ],
     logs: { path: paths.logsDir, what: "the node's log (start --dashboard)" },

@@ -2,3 +2,4 @@ export { GrpcExecutor, ExecutorError, ExecutorUnreachableError, type GrpcExecuto
 export { ExecutorServer, type ExecutorServerOptions } from './server.js';
 export { KvMachine, type ServedMachine } from './kv-machine.js';
 export { decodeTxBatch, encodeTxBatch } from './tx-batch.js';
+export { DEFAULT_EXEC_PORT, initGrpcHome } from './init.js';

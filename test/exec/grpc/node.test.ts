@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { Daemon, getBlockJson, killAll, latestHeight, tempHome, waitFor } from '../../helpers/daemon.js';
+import { Daemon, freePort, getBlockJson, killAll, latestHeight, runCli, tempHome, waitFor } from '../../helpers/daemon.js';
 import { Homes } from '../../helpers/homes.js';
 import { ExecServeProcess, grpcFlags } from './helpers.js';
 
@@ -7,8 +7,18 @@ import { ExecServeProcess, grpcFlags } from './helpers.js';
 
 const homes = new Homes();
 const execHomes: Array<ReturnType<typeof tempHome>> = [];
+/** Pids of executors a node supervises: a node killed with SIGKILL cannot stop them itself. */
+const supervisedPids = new Set<number>();
 afterEach(async () => {
   await killAll();
+  for (const pid of supervisedPids) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  }
+  supervisedPids.clear();
   homes.cleanup();
   for (const h of execHomes.splice(0)) h.cleanup();
 });
@@ -104,5 +114,40 @@ describe('execution.type grpc when the executor goes away', () => {
     await heightOfTx(node.rpc, 'after=3', 'a block with after=3 on a fresh executor');
     expect(node.stderr).toContain('replaying stored blocks into the executor');
     expect(node.child.exitCode, node.stderr).toBeNull();
+  });
+});
+
+describe('execution.type grpc: a node restart and `init --execution grpc`', () => {
+  it('a node killed (kill -9) and restarted finds the executor where it left it and goes on', async () => {
+    const exec = await ExecServeProcess.start(execHome());
+    const home = await homes.create('exec-grpc-node-crash', true);
+    const args = [...grpcFlags(exec.url), '--node.node.block_time', '50ms'];
+    const node = await Daemon.start(home, args);
+    for (let i = 0; i < 5; i++) expect(await postTx(node.rpc, `n${i}=${i}`), node.stderr).toBe(200);
+    await heightOfTx(node.rpc, 'n4=4', 'the fifth tx in a block');
+    await node.kill('SIGKILL');
+    const again = await Daemon.start(home, args);
+    const stored = await latestHeight(again.rpc);
+    await waitFor(async () => (await latestHeight(again.rpc)) > stored + 2, 'blocks after the restart');
+    expect(again.stderr).toContain('executor in step with the node');
+    expect(again.stderr).not.toContain('out of sync');
+  });
+
+  it('init --execution grpc writes a supervise: entry running `noded exec serve`; `noded start` alone runs the chain', async () => {
+    const dir = tempHome('noded-grpc-init-');
+    execHomes.push(dir);
+    const port = await freePort();
+    const init = await runCli(['init', '--home', dir.dir, '--chain-id', 'exec-grpc-init', '--aggregator', '--execution', 'grpc', '--exec-port', String(port)]);
+    expect(init.code, init.stderr).toBe(0);
+    const node = await Daemon.start(dir.dir, ['--node.node.block_time', '100ms']);
+    const info = (await (await fetch(`${node.status}/node_info`)).json()) as { result: { children: Array<{ name: string; pid: number | null; state: string }> } };
+    const child = info.result.children[0]!;
+    if (child.pid !== null) supervisedPids.add(child.pid);
+    expect(child).toMatchObject({ name: 'executor', state: 'running' });
+    expect(await postTx(node.rpc, 'supervised=yes'), node.stderr).toBe(200);
+    await heightOfTx(node.rpc, 'supervised=yes', 'a block with the tx');
+    expect(await (await fetch(`http://127.0.0.1:${port}/health`)).text()).toBe('ok\n');
+    node.child.kill('SIGTERM');
+    expect(await node.exited, node.stderr).toBe(0);
   });
 });
