@@ -14,6 +14,7 @@ import { doctor } from './figures/doctor.js';
 import { evm } from './figures/evm.js';
 import { getBlock } from './figures/getblock.js';
 import { gossip } from './figures/gossip.js';
+import { grpcExec } from './figures/grpc-exec.js';
 import { idleRss } from './figures/idle-rss.js';
 import { metrics } from './figures/metrics.js';
 import { producer } from './figures/producer.js';
@@ -24,7 +25,7 @@ import { packageRoot } from './lib/node.js';
 import { markdownTable, runMeta, writeResults, type Row } from './lib/report.js';
 import { killLiveChildren, Scope } from './lib/scope.js';
 
-const BENCHES: Bench[] = [getBlock, producer, metrics, daSync, catchup, submitter, version, idleRss, doctor, gossip, dashboard, abci, evm];
+const BENCHES: Bench[] = [getBlock, producer, metrics, daSync, catchup, submitter, version, idleRss, doctor, gossip, dashboard, abci, grpcExec, evm];
 
 const USAGE = `usage: node dist/bench/run.js [--quick] [--only NAME[,NAME…]] [--noded-only]
 
