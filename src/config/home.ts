@@ -20,6 +20,8 @@ export interface HomePaths {
   localDaDir: string;
   /** `noded exec serve --type kv`'s state and ledger (a soft reset deletes it with the node's store: the node replays into a fresh one). */
   execKvDir: string;
+  /** `noded exec serve --type abci`'s ledger. */
+  execAbciDir: string;
   /** Present while the daemon runs. */
   pidFile: string;
   logsDir: string;
@@ -45,6 +47,7 @@ export function homePaths(home: string): HomePaths {
     cacheDir: join(dataDir, 'cache'),
     localDaDir: join(dataDir, 'local-da'),
     execKvDir: join(dataDir, 'exec-kv'),
+    execAbciDir: join(dataDir, 'exec-abci'),
     pidFile: join(dataDir, 'node.pid'),
     logsDir: join(root, 'logs'),
   };

@@ -31,6 +31,7 @@ export function homeEntries(paths: HomePaths): { config: HomeEntry[]; data: Home
       { path: paths.localDaDir, what: "the built-in DA's blocks (with da.local, this chain's DA history)" },
       { path: join(paths.dataDir, 'evm'), what: "the EthereumJS client's database (init --execution evm)" },
       { path: paths.execKvDir, what: "`noded exec serve`'s kv state and ledger (init --execution grpc)" },
+      { path: paths.execAbciDir, what: "`noded exec serve --type abci`'s ledger" },
       { path: paths.pidFile, what: 'pid file' },
     ],
     logs: { path: paths.logsDir, what: "the node's log (start --dashboard)" },

@@ -11,7 +11,7 @@ import { ServerReflection } from '../../rpc/reflection.js';
 import { nanosOfTimestamp } from '../../types/index.js';
 import { ExecutorService, ExecuteTxsResponseSchema } from '../../types/gen/node/v1/execution_pb.js';
 import { TxRejectedError } from '../executor.js';
-import type { ServedMachine } from './kv-machine.js';
+import type { ServedMachine } from './machine.js';
 import { decodeTxBatch, encodeTxBatch } from './tx-batch.js';
 
 /** Largest request taken: a block's txs (8 MiB) and the batch's framing. */
