@@ -4,9 +4,13 @@ import { NodedProcess, freePort } from '../../helpers/daemon.js';
 export class ExecServeProcess extends NodedProcess {
   url = '';
 
-  static async start(home: string, opts: { port?: number; token?: string } = {}): Promise<ExecServeProcess> {
+  /** With `abci`, the ABCI app at that address behind it (`--type abci`). */
+  static async start(home: string, opts: { port?: number; token?: string; abci?: string } = {}): Promise<ExecServeProcess> {
     const port = opts.port ?? (await freePort());
-    const p = new ExecServeProcess(['exec', 'serve', '--home', home, '--listen', `127.0.0.1:${port}`, '--log-format', 'json', ...(opts.token ? ['--token', opts.token] : [])]);
+    const args = ['exec', 'serve', '--home', home, '--listen', `127.0.0.1:${port}`, '--log-format', 'json'];
+    if (opts.token) args.push('--token', opts.token);
+    if (opts.abci) args.push('--type', 'abci', '--abci-address', opts.abci);
+    const p = new ExecServeProcess(args);
     await p.waitForLog('executor serving', '`noded exec serve` to listen');
     p.url = `http://127.0.0.1:${port}`;
     return p;

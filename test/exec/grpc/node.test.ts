@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Daemon, freePort, getBlockJson, killAll, latestHeight, runCli, tempHome, waitFor } from '../../helpers/daemon.js';
 import { Homes } from '../../helpers/homes.js';
+import { KvStoreProcess, abciFlags } from '../../abci/helpers.js';
 import { ExecServeProcess, grpcFlags } from './helpers.js';
 
 // A node on execution.type grpc driving `noded exec serve` in its own process (issue 22).
@@ -77,6 +78,29 @@ describe('execution.type grpc against `noded exec serve`', () => {
     expect(grpcChain).toEqual(kvChain);
     // The state roots moved: block 1's header holds genesis's, each later one the root after the block before.
     expect(new Set(kvChain.map((b) => b.appHash)).size).toBe(top);
+  });
+});
+
+describe('execution.type grpc against `noded exec serve --type abci`', () => {
+  it('gives the same chain as a node driving the same ABCI app directly', async () => {
+    const apps = await Promise.all([0, 1].map(async () => {
+      const address = `tcp://127.0.0.1:${await freePort()}`;
+      await KvStoreProcess.start(execHome(), address);
+      return address;
+    }));
+    const exec = await ExecServeProcess.start(execHome(), { abci: apps[0]! });
+    const lazy = ['--node.node.lazy_mode', '--node.node.lazy_block_interval', '1h', '--node.node.block_time', '100ms'];
+    const viaGrpc = await Daemon.start(await homes.create('exec-grpc-abci', true), [...grpcFlags(exec.url), ...lazy]);
+    const direct = await Daemon.start(await homes.create('exec-grpc-abci', true), [...abciFlags(apps[1]!), ...lazy]);
+    for (const tx of ['x=1', 'y=2', 'x=3']) {
+      for (const node of [viaGrpc, direct]) {
+        expect(await postTx(node.rpc, tx), node.stderr).toBe(200);
+        await heightOfTx(node.rpc, tx, `a block with ${tx} on the ${node === direct ? 'abci' : 'grpc'} node`);
+      }
+    }
+    const top = await latestHeight(direct.rpc);
+    expect(await latestHeight(viaGrpc.rpc)).toBe(top);
+    expect(await chainOf(viaGrpc.rpc, 1, top)).toEqual(await chainOf(direct.rpc, 1, top));
   });
 });
 
