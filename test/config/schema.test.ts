@@ -30,6 +30,8 @@ describe('defaults', () => {
         fee_recipient: '0x0000000000000000000000000000000000000000',
         db_path: '',
         abci_address: 'tcp://127.0.0.1:26659',
+        grpc_address: 'http://127.0.0.1:50051',
+        grpc_auth_token: '',
       },
       instrumentation: { prometheus: false, prometheus_listen_addr: '127.0.0.1:26660' },
       log: { level: 'info', format: 'text', file: '', max_size: 100 * 1024 * 1024, max_files: 5, status_interval: 30_000 },
@@ -60,7 +62,7 @@ describe('configKeys', () => {
       description: 'Block time; raising it reduces CPU use',
     });
     expect(keys.find((k) => k.path === 'rpc.status_address')?.env).toBe('NODED_RPC_STATUS_ADDRESS');
-    expect(keys.find((k) => k.path === 'execution.type')).toMatchObject({ kind: 'enum', options: ['kv', 'evm', 'abci'], default: 'kv' });
+    expect(keys.find((k) => k.path === 'execution.type')).toMatchObject({ kind: 'enum', options: ['kv', 'evm', 'abci', 'grpc'], default: 'kv' });
     expect(keys.find((k) => k.path === 'node.lazy_block_interval')?.default).toBe('60s');
     expect(keys.find((k) => k.path === 'da.gas_price')).toMatchObject({ kind: 'number', default: '-1' });
     expect(keys.find((k) => k.path === 'node.aggregator')).toMatchObject({ kind: 'bool', default: 'false' });
