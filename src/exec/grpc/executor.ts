@@ -187,8 +187,6 @@ export class GrpcExecutor implements Executor {
     }
   }
 
-  async close(): Promise<void> {}
-
   private async run<T>(work: () => Promise<T>): Promise<T> {
     return (await this.exclusive(work)) as T;
   }

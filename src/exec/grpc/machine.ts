@@ -7,7 +7,7 @@ import { serialized, toHex } from '../../util/index.js';
 import { AbciClient, AbciUnavailableError } from '../abci/index.js';
 import { timestampOf } from '../abci/messages.js';
 import { TxRejectedError } from '../executor.js';
-import { KvExecutor } from '../kv/kv.js';
+import { KvExecutor, MAX_BLOCK_TXS, MAX_BLOCK_TX_BYTES } from '../kv/kv.js';
 import { Mempool } from '../mempool.js';
 
 /**
@@ -203,7 +203,7 @@ export class LedgerMachine implements ServedMachine {
 
   async getTxs(): Promise<Uint8Array[]> {
     await this.core.mempool.settled();
-    return this.core.mempool.take(MEMPOOL_LIMITS.maxTxs, 8 * 1024 * 1024);
+    return this.core.mempool.take(MAX_BLOCK_TXS, MAX_BLOCK_TX_BYTES);
   }
 
   /** The machine's check (key=value for kv, CheckTx for an ABCI app), then its mempool. */
