@@ -35,10 +35,10 @@ describe('execution.type grpc: bad values and a bad executor', () => {
     const url = `http://127.0.0.1:${port}`;
     const home = await homes.create('exec-grpc-unreachable', true);
     const node = await Daemon.start(home, grpcFlags(url), { wait: false });
-    await waitFor(() => node.stderr.includes(`waiting for the executor to initialise the chain: executor unreachable at ${url}`), 'the waiting log line');
+    await waitFor(() => node.stderr.includes(`waiting for the executor to initialise the chain: executor unreachable at ${url}`), 'the waiting log line', 60_000);
     await ExecServeProcess.start(execHome(), { port });
-    await waitFor(() => node.stderr.includes('"node started"'), 'the node started once the executor answers');
-  });
+    await waitFor(() => node.stderr.includes('"node started"'), 'the node started once the executor answers', 60_000);
+  }, 120_000);
 
   it('a token the executor does not take, and an address that is no executor, stop the start with the remedy', async () => {
     const exec = await ExecServeProcess.start(execHome(), { token: 'right' });
@@ -57,5 +57,5 @@ describe('execution.type grpc: bad values and a bad executor', () => {
 
     const right = await Daemon.start(home, [...grpcFlags(exec.url), '--node.execution.grpc_auth_token', 'right']);
     expect(right.stderr).toContain('"node started"');
-  });
+  }, 180_000);
 });

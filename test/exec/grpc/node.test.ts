@@ -78,7 +78,7 @@ describe('execution.type grpc against `noded exec serve`', () => {
     expect(grpcChain).toEqual(kvChain);
     // The state roots moved: block 1's header holds genesis's, each later one the root after the block before.
     expect(new Set(kvChain.map((b) => b.appHash)).size).toBe(top);
-  });
+  }, 180_000);
 });
 
 describe('execution.type grpc against `noded exec serve --type abci`', () => {
@@ -101,7 +101,7 @@ describe('execution.type grpc against `noded exec serve --type abci`', () => {
     const top = await latestHeight(direct.rpc);
     expect(await latestHeight(viaGrpc.rpc)).toBe(top);
     expect(await chainOf(viaGrpc.rpc, 1, top)).toEqual(await chainOf(direct.rpc, 1, top));
-  });
+  }, 180_000);
 });
 
 describe('execution.type grpc when the executor goes away', () => {
@@ -138,7 +138,7 @@ describe('execution.type grpc when the executor goes away', () => {
     await heightOfTx(node.rpc, 'after=3', 'a block with after=3 on a fresh executor');
     expect(node.stderr).toContain('replaying stored blocks into the executor');
     expect(node.child.exitCode, node.stderr).toBeNull();
-  });
+  }, 180_000);
 });
 
 describe('execution.type grpc: a node restart and `init --execution grpc`', () => {
