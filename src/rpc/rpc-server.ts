@@ -3,12 +3,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { fromBinary, toBinary, type DescMessage } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
-import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { TxRejectedError } from '../exec/index.js';
 import type { Logger } from '../log/index.js';
 import { ConfigService, P2PService, StoreService } from '../types/index.js';
 import type { HealthReport, RpcBackend } from './backend.js';
 import { BlockJsonCache } from './block-json-cache.js';
+import { connectAdapter } from './connect-adapter.js';
 import type { GuardedServer } from './guard.js';
 import { BodyTooLargeError, ClientGoneError, readBody } from './http.js';
 import { p2pService } from './p2p-service.js';
@@ -70,7 +70,7 @@ function decodeProto(schema: DescMessage, body: Uint8Array) {
 export class RpcServer implements GuardedServer {
   readonly maxBodyBytes = MAX_REQUEST_BYTES;
   private readonly routes: Map<string, UnaryRoute>;
-  private readonly connect: ReturnType<typeof connectNodeAdapter>;
+  private readonly connect: ReturnType<typeof connectAdapter>;
 
   constructor(
     private readonly backend: RpcBackend,
@@ -79,15 +79,18 @@ export class RpcServer implements GuardedServer {
     const blockJson = new BlockJsonCache(BLOCK_JSON_CACHE_BYTES);
     backend.store.onDaHeightsWritten((height) => blockJson.evict(height));
     this.routes = unaryRoutes(backend, blockJson);
-    this.connect = connectNodeAdapter({
-      readMaxBytes: MAX_REQUEST_BYTES,
-      routes: (router) => {
-        router.service(StoreService, storeService(backend));
-        router.service(ConfigService, configService(backend));
-        router.service(P2PService, p2pService(backend));
-        new ServerReflection([StoreService, ConfigService, P2PService]).register(router);
+    this.connect = connectAdapter(
+      {
+        readMaxBytes: MAX_REQUEST_BYTES,
+        routes: (router) => {
+          router.service(StoreService, storeService(backend));
+          router.service(ConfigService, configService(backend));
+          router.service(P2PService, p2pService(backend));
+          new ServerReflection([StoreService, ConfigService, P2PService]).register(router);
+        },
       },
-    });
+      logger,
+    );
   }
 
   /** The route a path counts under in the metrics: one of this listener's routes, else "other". */
