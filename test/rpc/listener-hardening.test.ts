@@ -145,6 +145,28 @@ describe.each(['rpc', 'status'] as const)('the %s listener', (which) => {
     }
   });
 
+  it('cuts off a request whose body does not arrive within request_timeout, on HTTP/1.1 and HTTP/2', async () => {
+    const path = which === 'rpc' ? '/tx' : '/';
+    const c = rawConnection(listenerUrl(which), `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\nk=`);
+    const session = http2Connect(listenerUrl(which));
+    session.on('error', () => {});
+    try {
+      const stream = session.request({ ':method': 'POST', ':path': path, 'content-type': 'text/plain' });
+      stream.on('error', () => {});
+      stream.resume();
+      // Part of the body, and never its end.
+      stream.write('k=');
+      const reset = new Promise<number>((resolve) => stream.once('close', () => resolve(stream.rstCode ?? -1)));
+      await closesBeforeDeadline(c.closed, 'the HTTP/1.1 connection with a body that never ends');
+      expect(c.received()).toMatch(/^(HTTP\/1\.1 408 |$)/);
+      await closesBeforeDeadline(reset, 'the HTTP/2 stream with a body that never ends');
+      expect(await reset).toBe(8); // NGHTTP2_CANCEL
+    } finally {
+      c.socket.destroy();
+      session.destroy();
+    }
+  });
+
   it('refuses a Host that does not name it (DNS rebinding), and takes localhost and IP addresses', async () => {
     const url = listenerUrl(which);
     const path = which === 'rpc' ? '/health/live' : '/health';
@@ -263,11 +285,12 @@ describe('gRPC and aborted requests', () => {
   });
 
   it('a client gone mid-body is a debug line without a stack, never an error', async () => {
-    const c = rawConnection(node.rpc, 'POST /tx HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\nkey=');
+    const path = '/node.v1.StoreService/GetBlock';
+    const c = rawConnection(node.rpc, `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"hei`);
     await new Promise((r) => setTimeout(r, 50));
     c.socket.destroy();
-    const line = await waitFor(() => node.stderr.split('\n').find((l) => l.includes('RPC_CLIENT_GONE')), 'the RPC_CLIENT_GONE line');
-    expect(JSON.parse(line)).toMatchObject({ code: 'RPC_CLIENT_GONE', url: '/tx' });
+    const line = await waitFor(() => node.stderr.split('\n').find((l) => l.includes('RPC_CLIENT_GONE') && l.includes(path)), 'the RPC_CLIENT_GONE line');
+    expect(JSON.parse(line)).toMatchObject({ code: 'RPC_CLIENT_GONE', url: path });
     expect(line).not.toContain('stack');
     expect(node.stderr).not.toContain('RPC_REQUEST_FAILED');
   });
