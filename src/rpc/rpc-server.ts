@@ -221,7 +221,7 @@ export class RpcServer implements GuardedServer {
     try {
       tx = await readBody(req, MAX_REQUEST_BYTES);
     } catch (err) {
-      if (err instanceof BodyTooLargeError) return this.refuse(req, res, 413, err.message);
+      if (err instanceof BodyTooLargeError) return sendJson(res, 413, errorJson(err.message));
       throw err;
     }
     if (tx.length === 0) return sendJson(res, 400, errorJson('empty body: send the tx bytes (key=value) as the request body'));
