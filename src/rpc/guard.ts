@@ -80,8 +80,11 @@ export function guardHandler(handler: Handler, server: GuardedServer, policy: Ac
   return (req, res) => {
     const host = req.headers.host ?? (req.headers[':authority'] as string | undefined);
     if (!hostAllowed(host, policy)) {
-      const names = ['an IP address', ...(LOOPBACK(policy.listenHost) || ALL_INTERFACES(policy.listenHost) ? ['localhost'] : []), policy.listenHost];
-      return server.refuse(req, res, 403, `Host ${JSON.stringify(host)} does not name this listener: use ${names.join(', ')} or a name added to rpc.allowed_hosts`);
+      const { listenHost } = policy;
+      const names = ALL_INTERFACES(listenHost)
+        ? ['an IP address', 'localhost', machineName()]
+        : ['an IP address', ...(LOOPBACK(listenHost) && listenHost !== 'localhost' ? ['localhost'] : []), ...(isIP(listenHost) ? [] : [listenHost])];
+      return server.refuse(req, res, 403, `Host ${JSON.stringify(host)} does not name this listener: use ${names.join(', ')}, or add the name to the node's rpc.allowed_hosts`);
     }
     const declared = Number(req.headers['content-length'] ?? 0);
     if (declared > server.maxBodyBytes) {
