@@ -253,15 +253,16 @@ export class Node {
       let node: Node | undefined;
       const parts = { home, store, chain, mempool, executor, namespaces, p2p };
       const backend = createBackend(() => node, opts, parts);
+      const rpcLogger = logger.child({ module: 'rpc' });
       // Both listeners under the same limits and access policy (rpc.*), each answering refusals in its own error shape.
       const serve = async (key: 'address' | 'status_address', name: string, server: RpcServer | StatusServer) => {
         const address = config.rpc[key];
         const handler = guardHandler(server.handler, server, accessPolicy(config.rpc, address));
-        const listener = await listen(address, instrumentHandler(handler, name, server.routeLabel, metrics), nodeListenerMove(`rpc.${key}`, address), listenerLimits(config.rpc));
+        const listener = await listen(address, instrumentHandler(handler, name, server.routeLabel, metrics), nodeListenerMove(`rpc.${key}`, address), listenerLimits(config.rpc), rpcLogger);
         closers.push(() => listener.close());
         return listener;
       };
-      const rpc = await serve('address', 'rpc', new RpcServer(backend, logger.child({ module: 'rpc' })));
+      const rpc = await serve('address', 'rpc', new RpcServer(backend, rpcLogger));
       const status = await serve('status_address', 'status', new StatusServer(backend));
       const metricsListener = metrics
         ? await listen(config.instrumentation.prometheus_listen_addr, metricsHandler(() => metrics.scrape()), nodeListenerMove('instrumentation.prometheus_listen_addr', config.instrumentation.prometheus_listen_addr), listenerLimits(config.rpc))

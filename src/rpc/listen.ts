@@ -8,6 +8,7 @@ import {
   type ServerHttp2Session,
 } from 'node:http2';
 import { defaultConfig, moveAdvice, parseHostPort, type Config, type ListenerMove } from '../config/index.js';
+import type { Logger } from '../log/index.js';
 
 export type Handler = (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => void;
 
@@ -39,6 +40,9 @@ export function listenerLimits(rpc: Config['rpc']): ListenerLimits {
 
 const H2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
 
+/** Connections refused at the cap are reported at most this often. */
+const FULL_WARNING_EVERY_MS = 60_000;
+
 /** Streams one HTTP/2 connection may have open at once (HTTP/1.1 has one request at a time). */
 const MAX_STREAMS_PER_CONNECTION = 100;
 
@@ -60,7 +64,13 @@ export interface Listener {
  * server, so it has header_timeout to send them; an HTTP/2 connection gets the
  * same bounds from watchSession().
  */
-export async function listen(address: string, handler: Handler, move: ListenerMove, limits: ListenerLimits = listenerLimits(defaultConfig().rpc)): Promise<Listener> {
+export async function listen(
+  address: string,
+  handler: Handler,
+  move: ListenerMove,
+  limits: ListenerLimits = listenerLimits(defaultConfig().rpc),
+  logger?: Logger,
+): Promise<Listener> {
   const { host, port } = parseHostPort(address);
   const http1 = createHttpServer(
     {
@@ -73,6 +83,18 @@ export async function listen(address: string, handler: Handler, move: ListenerMo
     handler,
   );
   http1.maxConnections = limits.maxConnections;
+  let refused = 0;
+  let warnedAt = -Infinity;
+  http1.on('drop', () => {
+    refused++;
+    if (!logger || Date.now() - warnedAt < FULL_WARNING_EVERY_MS) return;
+    warnedAt = Date.now();
+    logger.warn(
+      { code: 'RPC_CONNECTIONS_FULL', address, maxConnections: limits.maxConnections, refused },
+      `${address} refused ${refused} connection(s): ${limits.maxConnections} are open (rpc.max_connections); raise it (below ulimit -n) or find the client holding them`,
+    );
+    refused = 0;
+  });
   const http2 = createHttp2Server({ settings: { maxConcurrentStreams: MAX_STREAMS_PER_CONNECTION } }, handler);
   http2.on('session', (session: ServerHttp2Session) => watchSession(session, limits));
 

@@ -12,6 +12,7 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { connect as http2Connect, type ClientHttp2Session } from 'node:http2';
 import { connect, type Socket } from 'node:net';
 import { nodeListenerMove } from '../../src/config/index.js';
+import { createLogger } from '../../src/log/index.js';
 import { listen, type Listener } from '../../src/rpc/index.js';
 import { Daemon, killAll, latestHeight, waitFor } from '../helpers/daemon.js';
 import { Homes } from '../helpers/homes.js';
@@ -298,9 +299,11 @@ describe('gRPC and aborted requests', () => {
 
 describe('listen() with max_connections 3', () => {
   let listener: Listener;
+  let log = '';
   beforeAll(async () => {
     const limits = { headerTimeoutMs: 10_000, requestTimeoutMs: 10_000, idleTimeoutMs: 10_000, maxConnections: 3 };
-    listener = await listen('127.0.0.1:0', (_req, res) => res.end('ok'), nodeListenerMove('rpc.address', '127.0.0.1:0'), limits);
+    const logger = createLogger({ level: 'info', format: 'json', destination: { write: (l: string) => (log += l) } });
+    listener = await listen('127.0.0.1:0', (_req, res) => res.end('ok'), nodeListenerMove('rpc.address', '127.0.0.1:0'), limits, logger);
   });
   afterAll(() => listener?.close());
 
@@ -315,6 +318,13 @@ describe('listen() with max_connections 3', () => {
       // Closed long before any of the 10s timeouts could close it, with no answer.
       await closesBeforeDeadline(fourth.closed, 'the fourth connection');
       expect(fourth.received()).toBe('');
+      // The operator learns why, and which key raises the cap.
+      expect(JSON.parse(log.split('\n').find((l) => l.includes('RPC_CONNECTIONS_FULL'))!)).toMatchObject({
+        level: 40, // warn
+        code: 'RPC_CONNECTIONS_FULL',
+        maxConnections: 3,
+        msg: expect.stringContaining('rpc.max_connections'),
+      });
       held.shift()!.socket.destroy();
       await waitFor(async () => {
         const next = rawConnection(url, request);
