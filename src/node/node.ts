@@ -263,7 +263,7 @@ export class Node {
         return listener;
       };
       const rpc = await serve('address', 'rpc', new RpcServer(backend, rpcLogger));
-      const status = await serve('status_address', 'status', new StatusServer(backend));
+      const status = await serve('status_address', 'status', new StatusServer(backend, rpcLogger));
       const metricsListener = metrics
         ? await listen(config.instrumentation.prometheus_listen_addr, metricsHandler(() => metrics.scrape()), nodeListenerMove('instrumentation.prometheus_listen_addr', config.instrumentation.prometheus_listen_addr), listenerLimits(config.rpc))
         : null;

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import type { Logger } from '../log/index.js';
 import type { RpcBackend } from './backend.js';
 import type { GuardedServer } from './guard.js';
 import { readBody, BodyTooLargeError, ClientGoneError } from './http.js';
@@ -39,7 +40,10 @@ export class StatusServer implements GuardedServer {
   /** By name, in a Map: a method name is never looked up among an object's inherited properties (`__proto__`, `toString`). */
   private readonly methods: Map<string, StatusMethod>;
 
-  constructor(backend: RpcBackend) {
+  constructor(
+    backend: RpcBackend,
+    private readonly logger: Logger,
+  ) {
     const view = new ChainView(backend);
     this.methods = new Map(Object.entries({ ...infoMethods(view), ...chainMethods(view), ...txMethods(view) }));
   }
@@ -49,8 +53,8 @@ export class StatusServer implements GuardedServer {
 
   readonly handler = (req: Req, res: Res): void => {
     this.handle(req, res).catch((err) => {
-      // Nobody is left to answer.
-      if (err instanceof ClientGoneError) return;
+      // Nobody is left to answer, and nothing went wrong on this side: not an error of the node's.
+      if (err instanceof ClientGoneError) return this.logger.debug({ code: 'RPC_CLIENT_GONE', url: req.url }, err.message);
       this.send(res, { jsonrpc: '2.0', error: internalError(String(err?.message ?? err)).toJSON() });
     });
   };

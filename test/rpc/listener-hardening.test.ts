@@ -285,9 +285,11 @@ describe('gRPC and aborted requests', () => {
     }
   });
 
-  it('a client gone mid-body is a debug line without a stack, never an error', async () => {
-    const path = '/node.v1.StoreService/GetBlock';
-    const c = rawConnection(node.rpc, `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"hei`);
+  it.each([
+    ['rpc', '/node.v1.StoreService/GetBlock'],
+    ['status', '/?gone'],
+  ] as const)('a client gone mid-body on the %s listener is a debug line without a stack, never an error', async (which, path) => {
+    const c = rawConnection(listenerUrl(which), `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"hei`);
     await new Promise((r) => setTimeout(r, 50));
     c.socket.destroy();
     const line = await waitFor(() => node.stderr.split('\n').find((l) => l.includes('RPC_CLIENT_GONE') && l.includes(path)), 'the RPC_CLIENT_GONE line');
