@@ -60,10 +60,12 @@ export function isListenMultiaddr(text: string): boolean {
   return matchesWithPort(LISTEN_MULTIADDR, text);
 }
 
-/** The entries of a comma-separated peer list (p2p.peers), blanks dropped. */
-export function parsePeerList(text: string): string[] {
+/** The entries of a comma-separated list (p2p.peers, rpc.cors_allowed_origins, rpc.allowed_hosts), trimmed, blanks dropped. */
+export function splitList(text: string): string[] {
   return text
     .split(',')
-    .map((peer) => peer.trim())
-    .filter((peer) => peer !== '');
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
 }
+
+export const parsePeerList = splitList;

@@ -6,7 +6,7 @@ export { ConfigError, type ConfigErrorCode } from './errors.js';
 export { renderConfigTable, renderNodeYml, type ConfigOverrides } from './render.js';
 export { DEV_HOME, homePaths, resolveHome, resolveHomePath, type HomePaths } from './home.js';
 export { DURATION_FORM, formatDuration, parseDuration } from './duration.js';
-export { formatHostPort, parseHostPort, parsePeerList, type HostPort } from './address.js';
+export { formatHostPort, parseHostPort, parsePeerList, splitList, type HostPort } from './address.js';
 export {
   PEER_ADDRESS_EXAMPLE,
   PEER_ADDRESS_FORMAT,
@@ -19,5 +19,6 @@ export {
   type HostProtocol,
   type PeerAddress,
 } from './peer-address.js';
+export { hostListProblem, originAllowed, originListProblem } from './origin.js';
 export { NAMESPACE_SIZE, daNamespace, daNamespaces } from './namespace.js';
 export { defaultPorts, flagSuggestion, freePortAfter, hostPortFlagMove, moveAdvice, nodeListenerMove, portOf, tryBind, withPort, type BindResult, type ListenerMove } from './suggest.js';

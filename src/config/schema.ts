@@ -3,6 +3,7 @@ import { HOST_PORT_FORM, isAbciAddress, isHttpUrl, isListenMultiaddr, matchHostP
 import { PEER_ADDRESS_EXAMPLE, PEER_ADDRESS_FORMAT, peerListProblem } from './peer-address.js';
 import { DURATION_FORM, formatDuration, tryParseDuration } from './duration.js';
 import { SIZE_FORM, tryParseSize } from './size.js';
+import { hostListProblem, originListProblem } from './origin.js';
 
 /**
  * The config schema: every key's validation, default and help text is written
@@ -179,6 +180,36 @@ const p2p = section({
 const rpc = section({
   address: text('127.0.0.1:7331', 'Address (host:port) of the store RPC and the health endpoints', hostPort),
   status_address: text('127.0.0.1:26657', 'Address (host:port) of the CometBFT-style status endpoint', hostPort),
+  header_timeout: duration('10s', "On both listeners, how long a client has to send a request's headers, from its first byte (or from connecting); the connection is closed after it"),
+  request_timeout: duration(
+    '30s',
+    'On both listeners, how long a client has to send a whole request, headers and body; the request is cut off after it (at least rpc.header_timeout)',
+  ),
+  idle_timeout: duration(
+    '65s',
+    'On both listeners, how long a kept-alive connection with no request in progress stays open; the default outlasts the 60s idle timeout of common reverse proxies',
+  ),
+  max_connections: int(
+    1000,
+    1,
+    'an integer >= 1',
+    'On each listener, the most connections open at once; one more is closed as soon as it is accepted. Keep it below the open-files limit (ulimit -n)',
+  ),
+  cors_allowed_origins: text(
+    '',
+    "Comma-separated origins (scheme://host[:port], one * wildcard allowed, or * for any) whose web pages may call both listeners; a request from any other Origin is refused on the routes that change state (POST /tx, the status listener's POST / and broadcast_tx_*), as CometBFT's cors_allowed_origins; empty = none",
+    { isValid: (list) => originListProblem(list) === undefined, expected: 'comma-separated origins like https://app.example.com, http://*.example.com or *', problem: originListProblem },
+  ),
+  allowed_hosts: text(
+    '',
+    'Comma-separated host names, besides IP addresses, localhost and the listener\'s own host, that a request\'s Host header may name (the names DNS or a reverse proxy gives this node); any other is refused, so a DNS-rebinding web page cannot reach the listeners',
+    { isValid: (list) => hostListProblem(list) === undefined, expected: 'comma-separated host names like node.example.com', problem: hostListProblem },
+  ),
+}).superRefine((rpc, ctx) => {
+  // Node's HTTP server refuses a header timeout longer than the request timeout (the headers are part of the request).
+  if (rpc.request_timeout < rpc.header_timeout) {
+    ctx.addIssue({ code: 'custom', path: ['request_timeout'], message: `a duration at least rpc.header_timeout (${formatDuration(rpc.header_timeout)})` });
+  }
 });
 
 const execution = section({

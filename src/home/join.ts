@@ -75,6 +75,16 @@ async function ask<T>(url: string, what: string, call: () => Promise<T>): Promis
   }
 }
 
+/** The `error` of a `{"error": …}` answer, or undefined. */
+function errorText(text: string): string | undefined {
+  try {
+    const error: unknown = JSON.parse(text)?.error;
+    return typeof error === 'string' ? error : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Asks the node at `url` for what a full node of its chain needs — genesis
  * (GET /genesis), its P2P address (GetNetInfo), its DA namespaces
@@ -86,6 +96,9 @@ export async function fetchJoinSource(urlText: string, timeoutMs: number): Promi
   const url = joinUrl(urlText);
   const client = new NodeClient(url, url, timeoutMs);
   const res = await ask(url, 'GET /genesis', () => client.get(`${client.rpcUrl}/genesis`));
+  // The listener's own refusal (a Host it does not answer to) says why and which key admits it.
+  const refusal = res.status === 403 ? errorText(res.text) : undefined;
+  if (refusal) throw new JoinError(`${url} refused GET /genesis (HTTP 403): ${refusal}`, 'JOIN_NOT_A_NODE');
   if (res.status !== 200) throw new JoinError(`${url} is not a noded RPC listener: GET /genesis answered HTTP ${res.status}; give the aggregator's rpc.address (7331 by default), not its status listener`, 'JOIN_NOT_A_NODE');
   let raw: unknown;
   try {

@@ -11,7 +11,10 @@ import type { ChildStatus } from '../supervise/index.js';
 import {
   RpcServer,
   StatusServer,
+  accessPolicy,
+  guardHandler,
   instrumentHandler,
+  listenerLimits,
   listen,
   metricsHandler,
   MAX_REQUEST_BYTES,
@@ -250,18 +253,19 @@ export class Node {
       let node: Node | undefined;
       const parts = { home, store, chain, mempool, executor, namespaces, p2p };
       const backend = createBackend(() => node, opts, parts);
-      const rpcServer = new RpcServer(backend, logger.child({ module: 'rpc' }));
-      const rpc = await listen(config.rpc.address, instrumentHandler(rpcServer.handler, 'rpc', rpcServer.routeLabel, metrics), nodeListenerMove('rpc.address', config.rpc.address));
-      closers.push(() => rpc.close());
-      const statusServer = new StatusServer(backend);
-      const status = await listen(
-        config.rpc.status_address,
-        instrumentHandler(statusServer.handler, 'status', statusServer.routeLabel, metrics),
-        nodeListenerMove('rpc.status_address', config.rpc.status_address),
-      );
-      closers.push(() => status.close());
+      const rpcLogger = logger.child({ module: 'rpc' });
+      // Both listeners under the same limits and access policy (rpc.*), each answering refusals in its own error shape.
+      const serve = async (key: 'address' | 'status_address', name: string, server: RpcServer | StatusServer) => {
+        const address = config.rpc[key];
+        const handler = guardHandler(server.handler, server, accessPolicy(config.rpc, address));
+        const listener = await listen(address, instrumentHandler(handler, name, server.routeLabel, metrics), nodeListenerMove(`rpc.${key}`, address), listenerLimits(config.rpc), rpcLogger);
+        closers.push(() => listener.close());
+        return listener;
+      };
+      const rpc = await serve('address', 'rpc', new RpcServer(backend, rpcLogger));
+      const status = await serve('status_address', 'status', new StatusServer(backend, rpcLogger));
       const metricsListener = metrics
-        ? await listen(config.instrumentation.prometheus_listen_addr, metricsHandler(() => metrics.scrape()), nodeListenerMove('instrumentation.prometheus_listen_addr', config.instrumentation.prometheus_listen_addr))
+        ? await listen(config.instrumentation.prometheus_listen_addr, metricsHandler(() => metrics.scrape()), nodeListenerMove('instrumentation.prometheus_listen_addr', config.instrumentation.prometheus_listen_addr), listenerLimits(config.rpc))
         : null;
       if (metricsListener) closers.push(() => metricsListener.close());
 

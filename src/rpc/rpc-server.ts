@@ -3,13 +3,14 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { fromBinary, toBinary, type DescMessage } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
-import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { TxRejectedError } from '../exec/index.js';
 import type { Logger } from '../log/index.js';
 import { ConfigService, P2PService, StoreService } from '../types/index.js';
 import type { HealthReport, RpcBackend } from './backend.js';
 import { BlockJsonCache } from './block-json-cache.js';
-import { BodyTooLargeError, readBody } from './http.js';
+import { connectAdapter } from './connect-adapter.js';
+import type { GuardedServer } from './guard.js';
+import { BodyTooLargeError, ClientGoneError, readBody } from './http.js';
 import { p2pService } from './p2p-service.js';
 import { connectErrorJson, parseSpecJsonRequest, writeSpecJson } from './json.js';
 import { ServerReflection } from './reflection.js';
@@ -43,6 +44,10 @@ function sendText(res: Res, status: number, body: string): void {
 
 const errorJson = (message: string) => JSON.stringify({ error: message });
 
+const pathOf = (req: Req) => (req.url ?? '/').split('?')[0]!;
+/** The paths connect-node serves: the node's services and gRPC reflection. */
+const isConnectPath = (path: string) => path.startsWith('/node.v1.') || path.startsWith('/grpc.reflection.');
+
 /** The routes besides the Connect services' (see handle()). */
 const FIXED_ROUTES = new Set(['/health/live', '/health/ready', '/genesis', '/tx', '/node_info']);
 
@@ -62,9 +67,10 @@ function decodeProto(schema: DescMessage, body: Uint8Array) {
  * Connect's unary JSON is answered here by a writer that follows the spec's
  * JSON to the letter (DESIGN.md §7); binary, gRPC and gRPC-Web go to connect-node.
  */
-export class RpcServer {
+export class RpcServer implements GuardedServer {
+  readonly maxBodyBytes = MAX_REQUEST_BYTES;
   private readonly routes: Map<string, UnaryRoute>;
-  private readonly connect: ReturnType<typeof connectNodeAdapter>;
+  private readonly connect: ReturnType<typeof connectAdapter>;
 
   constructor(
     private readonly backend: RpcBackend,
@@ -73,15 +79,18 @@ export class RpcServer {
     const blockJson = new BlockJsonCache(BLOCK_JSON_CACHE_BYTES);
     backend.store.onDaHeightsWritten((height) => blockJson.evict(height));
     this.routes = unaryRoutes(backend, blockJson);
-    this.connect = connectNodeAdapter({
-      readMaxBytes: MAX_REQUEST_BYTES,
-      routes: (router) => {
-        router.service(StoreService, storeService(backend));
-        router.service(ConfigService, configService(backend));
-        router.service(P2PService, p2pService(backend));
-        new ServerReflection([StoreService, ConfigService, P2PService]).register(router);
+    this.connect = connectAdapter(
+      {
+        readMaxBytes: MAX_REQUEST_BYTES,
+        routes: (router) => {
+          router.service(StoreService, storeService(backend));
+          router.service(ConfigService, configService(backend));
+          router.service(P2PService, p2pService(backend));
+          new ServerReflection([StoreService, ConfigService, P2PService]).register(router);
+        },
       },
-    });
+      logger,
+    );
   }
 
   /** The route a path counts under in the metrics: one of this listener's routes, else "other". */
@@ -92,14 +101,30 @@ export class RpcServer {
 
   readonly handler = (req: Req, res: Res): void => {
     this.handle(req, res).catch((err) => {
+      // Nobody is left to answer, and nothing went wrong on this side: not an error of the node's.
+      if (err instanceof ClientGoneError) return this.logger.debug({ code: 'RPC_CLIENT_GONE', url: req.url }, err.message);
       this.logger.error({ code: 'RPC_REQUEST_FAILED', err, url: req.url }, 'RPC request failed');
       if (!res.headersSent) sendJson(res, 500, JSON.stringify({ code: 'internal', message: 'internal error' }));
       else res.end();
     });
   };
 
+  /** Only `/tx` submits; the Connect services, health, genesis, node_info and kv only read. */
+  changesState(req: Req): boolean {
+    return pathOf(req) === '/tx';
+  }
+
+  /** A Connect route answers a Connect error (so its clients read the code); every other route `{"error": ...}`, as it does its own errors. */
+  refuse(req: Req, res: Res, status: 403 | 413, message: string): void {
+    const path = pathOf(req);
+    if (this.routes.has(path) || isConnectPath(path)) {
+      return sendJson(res, status, connectErrorJson(new ConnectError(message, status === 413 ? Code.ResourceExhausted : Code.PermissionDenied)).body);
+    }
+    sendJson(res, status, errorJson(message));
+  }
+
   private async handle(req: Req, res: Res): Promise<void> {
-    const path = (req.url ?? '/').split('?')[0]!;
+    const path = pathOf(req);
     const route = this.routes.get(path);
     const contentType = String(req.headers['content-type'] ?? '');
     if (route && req.method === 'POST' && (JSON_TYPE.test(contentType) || PROTO_TYPE.test(contentType))) {
@@ -113,7 +138,7 @@ export class RpcServer {
           : { status: 415, message: `unsupported content type ${JSON.stringify(contentType || '(none)')} for ${path}` };
       return sendJson(res, wrong.status, JSON.stringify({ code: req.method !== 'POST' ? 'unimplemented' : 'invalid_argument', message: `${wrong.message}; ${ACCEPTED_TYPES}` }));
     }
-    if (path.startsWith('/node.v1.') || path.startsWith('/grpc.reflection.')) return this.connect(req as IncomingMessage, res as ServerResponse);
+    if (isConnectPath(path)) return this.connect(req as IncomingMessage, res as ServerResponse);
     if (path === '/health/live' || path === '/health/ready') return this.health(path, req, res);
     if (path === '/genesis') return this.genesis(req, res);
     if (path === '/tx') return this.tx(req, res);
@@ -128,10 +153,15 @@ export class RpcServer {
    * decode is invalid_argument (connect-node reports it as internal).
    */
   private async unary(route: UnaryRoute, codec: 'json' | 'proto', req: Req, res: Res): Promise<void> {
+    let body: Buffer;
     try {
-      const body = await readBody(req, MAX_REQUEST_BYTES).catch((err) => {
-        throw err instanceof BodyTooLargeError ? new ConnectError(err.message, Code.ResourceExhausted) : err;
-      });
+      body = await readBody(req, MAX_REQUEST_BYTES);
+    } catch (err) {
+      // 413 as on every route, with Connect's resource_exhausted in the body (Connect itself would answer 429).
+      if (err instanceof BodyTooLargeError) return this.refuse(req, res, 413, err.message);
+      throw err;
+    }
+    try {
       const input = codec === 'json' ? parseSpecJsonRequest(route.input, body) : decodeProto(route.input, body);
       if (codec === 'json') {
         return sendJson(res, 200, route.json ? await route.json(input as never) : writeSpecJson(route.output, (await route.call(input as never)) as never));

@@ -1,7 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import type { Logger } from '../log/index.js';
 import type { RpcBackend } from './backend.js';
-import { readBody, BodyTooLargeError } from './http.js';
+import type { GuardedServer } from './guard.js';
+import { readBody, BodyTooLargeError, ClientGoneError } from './http.js';
 import { chainMethods } from './status/chain-methods.js';
 import { ChainView, type StatusMethod } from './status/chain-view.js';
 import { infoMethods } from './status/info-methods.js';
@@ -18,6 +20,9 @@ type RpcId = string | number;
 const URI_ID = -1;
 const MAX_BODY_BYTES = 1024 * 1024;
 
+/** The methods that change the node's state, each submitting a tx (CometBFT's rpc/core/routes.go adds broadcast_evidence, not served here). */
+const STATE_CHANGING_METHODS = new Set(['broadcast_tx_async', 'broadcast_tx_sync', 'broadcast_tx_commit']);
+
 /**
  * The CometBFT-compatible JSON-RPC server on the status listener (DESIGN.md §7):
  * `POST /` with a JSON-RPC 2.0 body (one request or a batch) and `GET
@@ -29,11 +34,16 @@ const MAX_BODY_BYTES = 1024 * 1024;
  * errors on `POST /` and 500 for a body that is not JSON and for errors of the
  * URI form (http_json_handler.go, http_uri_handler.go); here those are 200 too.
  */
-export class StatusServer {
+export class StatusServer implements GuardedServer {
+  readonly maxBodyBytes = MAX_BODY_BYTES;
+
   /** By name, in a Map: a method name is never looked up among an object's inherited properties (`__proto__`, `toString`). */
   private readonly methods: Map<string, StatusMethod>;
 
-  constructor(backend: RpcBackend) {
+  constructor(
+    backend: RpcBackend,
+    private readonly logger: Logger,
+  ) {
     const view = new ChainView(backend);
     this.methods = new Map(Object.entries({ ...infoMethods(view), ...chainMethods(view), ...txMethods(view) }));
   }
@@ -42,8 +52,32 @@ export class StatusServer {
   readonly routeLabel = (path: string): string => (path === '/' || this.methods.has(path.slice(1)) ? path : 'other');
 
   readonly handler = (req: Req, res: Res): void => {
-    this.handle(req, res).catch((err) => this.send(res, { jsonrpc: '2.0', error: internalError(String(err?.message ?? err)).toJSON() }));
+    this.handle(req, res).catch((err) => {
+      // Nobody is left to answer, and nothing went wrong on this side: not an error of the node's.
+      if (err instanceof ClientGoneError) return this.logger.debug({ code: 'RPC_CLIENT_GONE', url: req.url }, err.message);
+      this.send(res, { jsonrpc: '2.0', error: internalError(String(err?.message ?? err)).toJSON() });
+    });
   };
+
+  /**
+   * The URI form of a broadcast_tx_* method (whatever the HTTP method, as CometBFT serves it), and any
+   * JSON-RPC request but a GET: its body may hold a broadcast_tx_* call, and it is not read here.
+   */
+  changesState(req: Req): boolean {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (path === '/') return req.method !== 'GET' && req.method !== 'HEAD';
+    return STATE_CHANGING_METHODS.has(decodeURIComponentSafe(path.slice(1)));
+  }
+
+  /**
+   * A JSON-RPC error with an HTTP error status: CometBFT too answers a body past its limit with a
+   * non-200 status (400, http_server.go PreChecksHandler); an id is not known, so it is the URI form's.
+   */
+  refuse(_req: Req, res: Res, status: 403 | 413, message: string): void {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: URI_ID, error: invalidRequest(message).toJSON() });
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+  }
 
   private async handle(req: Req, res: Res): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -56,7 +90,7 @@ export class StatusServer {
       text = (await readBody(req, MAX_BODY_BYTES)).toString('utf8');
     } catch (err) {
       if (!(err instanceof BodyTooLargeError)) throw err;
-      return this.send(res, { jsonrpc: '2.0', error: invalidRequest(`error reading request body: ${err.message}`).toJSON() });
+      return this.refuse(req, res, 413, `error reading request body: ${err.message}`);
     }
     // An empty body (a browser's GET /) lists the methods, as CometBFT's writeListOfEndpoints does.
     if (text.trim() === '') return this.sendMethodList(res);

@@ -24,7 +24,7 @@ describe('loadConfig', () => {
     writeNodeYml(home, 'node:\n  aggregator: true\nrpc:\n  address: 127.0.0.1:0\n');
     const config = loadConfig({ home, env: { NODED_RPC_STATUS_ADDRESS: '127.0.0.1:0' }, flags: { 'node.max_pending_blocks': '5' } });
     expect(config.node).toMatchObject({ aggregator: true, block_time: 1_000, max_pending_blocks: 5 });
-    expect(config.rpc).toEqual({ address: '127.0.0.1:0', status_address: '127.0.0.1:0' });
+    expect(config.rpc).toEqual({ ...defaultConfig().rpc, address: '127.0.0.1:0', status_address: '127.0.0.1:0' });
   });
 
   it('types env and flag text by key: booleans as true/false/1/0, numbers parsed', () => {
@@ -85,7 +85,7 @@ describe('config errors', () => {
     const error = configErrorOf(() => parseConfigText('rpc:\n  watchdog: []\nwatchdog: []\n', 'node.yml'));
     expect(error.message).toBe(
       [
-        'node.yml: unknown key "rpc.watchdog"; rpc takes address, status_address',
+        'node.yml: unknown key "rpc.watchdog"; rpc takes address, status_address, header_timeout, request_timeout, idle_timeout, max_connections, cors_allowed_origins, allowed_hosts',
         'node.yml: unknown section "watchdog"; the sections are node, da, p2p, rpc, execution, instrumentation, log, supervise',
       ].join('\n'),
     );

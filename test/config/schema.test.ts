@@ -21,7 +21,16 @@ describe('defaults', () => {
         max_blob_size: 1_974_272,
       },
       p2p: { listen_address: '/ip4/0.0.0.0/tcp/7676', peers: '' },
-      rpc: { address: '127.0.0.1:7331', status_address: '127.0.0.1:26657' },
+      rpc: {
+        address: '127.0.0.1:7331',
+        status_address: '127.0.0.1:26657',
+        header_timeout: 10_000,
+        request_timeout: 30_000,
+        idle_timeout: 65_000,
+        max_connections: 1_000,
+        cors_allowed_origins: '',
+        allowed_hosts: '',
+      },
       execution: {
         type: 'kv',
         engine_url: 'http://127.0.0.1:8551',

@@ -73,7 +73,7 @@ describe('GetBlock with bad input', () => {
     const res = await post('{"height":' + ' '.repeat(5 * 1024 * 1024) + '1}');
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(res.status).toBeLessThan(500);
-    expect(JSON.parse(res.text).message).toMatch(/exceeds 1048576 bytes/);
+    expect(JSON.parse(res.text).message).toMatch(/exceeds the limit of 1048576 bytes/);
   });
 
   it('a wrong content type → 4xx, never 500', async () => {
