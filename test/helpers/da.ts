@@ -6,6 +6,8 @@ import { NodedProcess } from './daemon.js';
 export class DaServer extends NodedProcess {
   address = '';
   admin = '';
+  /** The --token it was started with: the admin listener wants it too. */
+  token = '';
 
   static async start(home: string, args: string[] = []): Promise<DaServer> {
     const s = new DaServer([
@@ -14,16 +16,22 @@ export class DaServer extends NodedProcess {
     const rec = await s.waitForLog('local DA serving', 'the DA server to listen');
     s.address = String(rec.address);
     s.admin = String(rec.admin);
+    const token = args.indexOf('--token');
+    if (token !== -1) s.token = args[token + 1]!;
     return s;
   }
 
+  private adminHeaders(): Record<string, string> {
+    return this.token ? { authorization: `Bearer ${this.token}` } : {};
+  }
+
   async setFaults(faults: Record<string, unknown>): Promise<void> {
-    const res = await fetch(`${this.admin}/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(faults) });
+    const res = await fetch(`${this.admin}/faults`, { method: 'POST', headers: { 'content-type': 'application/json', ...this.adminHeaders() }, body: JSON.stringify(faults) });
     if (res.status !== 200) throw new Error(`setting faults failed: ${res.status} ${await res.text()}`);
   }
 
   async submissions(): Promise<Array<{ height?: number; ok?: boolean; tx_config?: { gas_price: number }; txConfig?: { gas_price: number } }>> {
-    return (await (await fetch(`${this.admin}/submissions`)).json()) as never;
+    return (await (await fetch(`${this.admin}/submissions`, { headers: this.adminHeaders() })).json()) as never;
   }
 }
 
