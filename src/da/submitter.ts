@@ -32,14 +32,18 @@ export interface SubmitterOptions {
   daBlockTimeMs: number;
 }
 
-/** Failures the DA node answered before taking the submission: it is not included, so nothing needs finding. */
-const NOT_TAKEN: ReadonlySet<DaFailureReason> = new Set(['unauthorized', 'gas_price_above_cap', 'insufficient_funds', 'too_big']);
+/**
+ * Failures the DA node answered before taking the submission (CheckTx refused
+ * it, code 19 included: another tx holds the sequence): it is not included, so
+ * nothing needs finding.
+ */
+const NOT_TAKEN: ReadonlySet<DaFailureReason> = new Set(['unauthorized', 'gas_price_above_cap', 'insufficient_funds', 'too_big', 'already_in_mempool']);
 
 /**
  * Whether a failed `blob.Submit` may still be included. celestia-node broadcasts
  * the PFB before it waits for inclusion (state/txclient/tx_client.go,
  * SubmitPayForBlob), so a timeout or a dropped connection leaves a tx in the
- * mempool; "already in mempool/cache" says an earlier one is there.
+ * mempool; "tx already exists in cache" says these very bytes are there.
  */
 function mayBeIncluded(err: DaError): boolean {
   if (err.delivery === 'refused') return false;
@@ -270,17 +274,19 @@ export class DaSubmitter {
    * or the node stopped (or, without a cache, any pending block) and records
    * them as included, so nothing confirmed is posted twice. A DA node may
    * include what it took after the client lost the answer (celestia: while the
-   * tx is in its mempool), so the search goes on until the DA head is
-   * `inclusionWindow` blocks above the head seen when it began, unless the
-   * in-flight submission turns up first. It reads at most MAX_RECONCILE_SCAN
+   * tx is in its mempool), so for a submission in flight the search goes on
+   * until the DA head is `inclusionWindow` blocks above the head seen when it
+   * began, unless that submission turns up first. It reads at most MAX_RECONCILE_SCAN
    * heights below that head, plus the window.
    */
   private async reconcile(signal: AbortSignal): Promise<void> {
     const cached = this.cache.get();
     const included = this.store.daIncludedHeight();
-    if (included >= this.store.height()) return this.cache.update({ pending: null });
+    // Nothing left to find: every block is recorded, or the in-flight submission was recorded just before a stop.
+    if (included >= this.store.height() || (cached.pending && BigInt(cached.pending.toHeight) <= included)) return this.cache.update({ pending: null });
     let head = await this.client.networkHead(signal);
-    const settled = head + BigInt(this.opts.inclusionWindow);
+    // Without a cache nothing says a submission was in flight (a new home, or the cache deleted while stopped): one pass will do.
+    const settled = cached.pending ? head + BigInt(this.opts.inclusionWindow) : head;
     // The in-flight submission is one blob.Submit: once its last block is found, all of it is.
     const last = cached.pending ? BigInt(cached.pending.toHeight) : null;
     let fromDa = cached.pending ? BigInt(cached.pending.daHeadBefore) + 1n : await this.lastIncludedDaHeight(included);
