@@ -23,7 +23,7 @@ afterEach(async () => {
 
 const CHAIN = 'da-once';
 const DATA_NS = 'da-once-data';
-const ROUNDS = 3;
+const ROUNDS = 5;
 
 /** How many lines of the aggregator's log carry this message. */
 const lines = (agg: Daemon, message: string) => agg.stderr.split('\n').filter((l) => l.includes(`"${message}"`)).length;
@@ -115,5 +115,5 @@ describe('DA exactly once', () => {
     // Blocks made after `head` before the stop: at most once each.
     for (let h = BigInt(head) + 1n; h <= BigInt(posted); h++) expect(postings.headers.get(h) ?? 0, `header postings of block ${h}`).toBeLessThanOrEqual(1);
     expect(duplicates).toBe(0);
-  }, 300_000);
+  }, 480_000);
 });
