@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 import { NodedCommand } from '../../cli/base.js';
 import { DURATION_FORM, formatDuration, homePaths, parseDuration, parseHostPort, resolveHome } from '../../src/config/index.js';
-import { DEFAULT_ESTIMATED_GAS_PRICE, DEFAULT_MAX_GAS_PRICE, LocalDa, LocalDaError } from '../../src/da/local/index.js';
+import { DEFAULT_ESTIMATED_GAS_PRICE, DEFAULT_MAX_GAS_PRICE, LocalDa, LocalDaError, checkAdminListen } from '../../src/da/local/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { ListenError } from '../../src/rpc/listen.js';
 
@@ -13,9 +13,9 @@ export default class DaServe extends NodedCommand {
 
 It answers as celestia-node does, so client bugs show here first: go-jsonrpc's status codes and error texts (a GET elsewhere is HTTP 400), a gas price estimated at ${DEFAULT_ESTIMATED_GAS_PRICE} utia and refused above the TxConfig's max_gas_price (0 = the default cap, ${DEFAULT_MAX_GAS_PRICE}), Go's decoding errors for ill-typed TxConfig fields, and null for a height without blobs. With --token, a wrong token is HTTP 401 and none at all gets "missing permission to invoke '<Method>' (need '<perm>')".
 
-Point nodes at it with --node.da.address http://<listen> (and --node.da.auth_token when --token is given). A node with da.local serves the same DA from its own process instead, with da.block_time from node.yml; here the block time is --block-time (default 1s).
+Point nodes at it with --node.da.address http://<listen> (and --node.da.auth_token when --token is given), and --node.da.inclusion_window 1: it includes what it takes in its next block, so a node whose answer was lost need watch only one block before posting again. A node with da.local serves the same DA from its own process instead, with da.block_time from node.yml; here the block time is --block-time (default 1s).
 
---admin opens a second listener for tests: GET/POST /faults (refuse, delayMs, notSynced, submitError, submitErrorCount, balance, estimatedGasPrice) and GET /submissions. It has no token: keep it on 127.0.0.1.
+--admin opens a second listener for tests: GET/POST /faults (refuse, delayMs, dropSubmitAnswers, slowSubmitAnswersMs, notSynced, submitError, submitErrorCount, balance, estimatedGasPrice) and GET /submissions. With --token it requires "Authorization: Bearer <token>" too; without one it must listen on a loopback address (127.0.0.1, ::1, localhost), or da serve exits 2.
 
 Logs go to stderr; once listening it logs "local DA serving" with the bound address. SIGINT or SIGTERM closes it (exit 0).`;
   static examples = [
@@ -29,7 +29,7 @@ Logs go to stderr; once listening it logs "local DA serving" with the bound addr
     token: Flags.string({ description: 'Require "Authorization: Bearer <token>" for every DA method, as celestia-node does; never logged', env: 'NODED_DA_AUTH_TOKEN' }),
     'block-time': Flags.string({ description: `DA block time, ${DURATION_FORM}`, default: '1s' }),
     'max-blob-size': Flags.string({ description: 'Largest total of blob bytes one submission may carry', default: String(DEFAULT_MAX_BLOB_SIZE) }),
-    admin: Flags.string({ description: 'host:port of the admin listener (fault switches, submissions), for tests; off when absent' }),
+    admin: Flags.string({ description: 'host:port of the admin listener (fault switches, submissions), for tests; off when absent. Loopback only unless --token is set, which it then requires' }),
     'log-format': Flags.string({ description: 'Log line format', options: ['text', 'json'], default: 'text' }),
     'log-level': Flags.string({ description: 'Lowest level logged', options: ['debug', 'info', 'warn', 'error'], default: 'info' }),
   };
@@ -38,6 +38,14 @@ Logs go to stderr; once listening it logs "local DA serving" with the bound addr
     const { flags } = await this.parse(DaServe);
     const listen = this.hostPort('listen', flags.listen);
     const admin = flags.admin === undefined ? undefined : this.hostPort('admin', flags.admin);
+    if (admin !== undefined) {
+      try {
+        checkAdminListen(admin, flags.token);
+      } catch (err) {
+        if (err instanceof LocalDaError) this.fail(`--admin: ${err.message}`, err.code, 2);
+        throw err;
+      }
+    }
     let blockTimeMs: number;
     try {
       blockTimeMs = parseDuration(flags['block-time']);

@@ -163,6 +163,12 @@ const da = section({
   block_time: duration('6s', 'Block time of the DA layer; the node polls it for new blobs this often'),
   local: bool(false, 'Serve the built-in DA at da.address from this process (for devnets and tests)'),
   max_blob_size: int(1_974_272, 1, 'an integer >= 1 (bytes)', 'Largest blob the node submits to DA, in bytes; bigger batches are split'),
+  inclusion_window: int(
+    0,
+    0,
+    'an integer >= 0 (DA blocks; 0 = the DA\'s own)',
+    "DA blocks within which the DA node includes a submission it took, or never; after a submission whose answer was lost the node watches DA this long before posting again, so no block is posted twice (0 = 1 with da.local, else 36: celestia-app's mempool TTL; set 1 for `noded da serve`)",
+  ),
 });
 
 const p2p = section({

@@ -80,12 +80,17 @@ export class DaClient {
       // The caller's own abort (shutdown) is not a DA failure: pass it on as is.
       if (signal?.aborted) throw signal.reason;
       if (e.name === 'TimeoutError' || e.name === 'AbortError' || (e.code?.startsWith('UND_ERR_') && /TIMEOUT/.test(e.code))) {
-        throw new DaError(`${method} to ${where} timed out after ${this.opts.requestTimeoutMs}ms`, 'timeout');
+        throw new DaError(`${method} to ${where} timed out after ${this.opts.requestTimeoutMs}ms`, 'timeout', undefined, 'unknown');
       }
-      if (e.code === 'ECONNREFUSED' || e.code === 'ECONNRESET' || e.code === 'EHOSTUNREACH' || e.code === 'ENOTFOUND' || e.code === 'UND_ERR_SOCKET') {
-        throw new DaError(`${method} to ${where}: connection refused (${e.code})`, 'connection_refused');
+      // Refused, unreachable or unresolved: no connection, so the request was never sent.
+      if (e.code === 'ECONNREFUSED' || e.code === 'EHOSTUNREACH' || e.code === 'ENOTFOUND') {
+        throw new DaError(`${method} to ${where}: connection refused (${e.code})`, 'connection_refused', undefined, 'refused');
       }
-      throw new DaError(`${method} to ${where} failed: ${e.message ?? String(err)}`, 'other');
+      // The connection dropped after the request may have gone out.
+      if (e.code === 'ECONNRESET' || e.code === 'UND_ERR_SOCKET' || e.code === 'EPIPE') {
+        throw new DaError(`${method} to ${where}: the connection dropped before an answer (${e.code})`, 'connection_refused', undefined, 'unknown');
+      }
+      throw new DaError(`${method} to ${where} failed: ${e.message ?? String(err)}`, 'other', undefined, 'unknown');
     }
     // go-jsonrpc auth/handler.go answers a token it cannot verify with a bare HTTP 401 (celestia-node api/rpc/server.go wires it).
     if (status === 401 || status === 403) {
@@ -96,7 +101,8 @@ export class DaClient {
     try {
       rpc = JSON.parse(text);
     } catch {
-      throw new DaError(`${method} to ${where}: HTTP ${status}, not a JSON-RPC answer: ${text.slice(0, 200)}`, 'other');
+      // Not the DA node's own answer (a proxy's, say): it may have passed the request on.
+      throw new DaError(`${method} to ${where}: HTTP ${status}, not a JSON-RPC answer: ${text.slice(0, 200)}`, 'other', undefined, 'unknown');
     }
     if (rpc.error) {
       const classified = classifyDaMessage(rpc.error.message);

@@ -32,6 +32,14 @@ export const DA_REMEDY: Record<DaFailureReason, string> = {
   other: 'check the DA node\'s logs, the DA endpoint and the auth token',
 };
 
+/**
+ * Whether the DA node got the request: `refused` = the connection was refused
+ * before it was sent; `answered` = the DA node answered (an error); `unknown` =
+ * it may have been sent and taken, but no answer came (timeout, the connection
+ * dropped): a submission may be included all the same.
+ */
+export type DaDelivery = 'refused' | 'answered' | 'unknown';
+
 /** A failed DA call: the text says what happened (never the token), `reason` classifies it. */
 export class DaError extends Error {
   constructor(
@@ -39,6 +47,7 @@ export class DaError extends Error {
     readonly reason: DaFailureReason,
     /** The sdk error code when the DA node reported one (19, 5, …). */
     readonly sdkCode?: number,
+    readonly delivery: DaDelivery = 'answered',
   ) {
     super(message);
     this.name = 'DaError';

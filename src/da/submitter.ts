@@ -22,6 +22,32 @@ export interface SubmitterOptions {
   chainId: string;
   /** The proposer's key: it signs each header's DA envelope and each block's data blob, as ev-node does. */
   signer: Ed25519Key;
+  /**
+   * DA blocks within which a submission the DA node took is included, or never:
+   * after a submission whose fate is unknown, DA is searched up to this many
+   * blocks above the head before the blocks are posted again.
+   */
+  inclusionWindow: number;
+  /** The DA block time: how often that search looks for a new DA head. */
+  daBlockTimeMs: number;
+}
+
+/**
+ * Failures the DA node answered before taking the submission (CheckTx refused
+ * it, code 19 included: another tx holds the sequence): it is not included, so
+ * nothing needs finding.
+ */
+const NOT_TAKEN: ReadonlySet<DaFailureReason> = new Set(['unauthorized', 'gas_price_above_cap', 'insufficient_funds', 'too_big', 'already_in_mempool']);
+
+/**
+ * Whether a failed `blob.Submit` may still be included. celestia-node broadcasts
+ * the PFB before it waits for inclusion (state/txclient/tx_client.go,
+ * SubmitPayForBlob), so a timeout or a dropped connection leaves a tx in the
+ * mempool; "tx already exists in cache" says these very bytes are there.
+ */
+function mayBeIncluded(err: DaError): boolean {
+  if (err.delivery === 'refused') return false;
+  return err.delivery === 'unknown' || !NOT_TAKEN.has(err.reason);
 }
 
 export interface DaActivity {
@@ -151,7 +177,14 @@ export class DaSubmitter {
         // round trip; after a wait it would lengthen that search, so ask for the head.
         const daHeadBefore = this.lastDaHeight ?? (await this.client.networkHead(signal));
         this.cache.update({ pending: { fromHeight: from.toString(), toHeight: to.toString(), daHeadBefore: daHeadBefore.toString() } });
-        const daHeight = await this.client.submit(blobs, submitOptions({ gasPrice: this.gasPrice, maxGasPrice: this.opts.maxGasPrice }), signal);
+        let daHeight: bigint;
+        try {
+          daHeight = await this.client.submit(blobs, submitOptions({ gasPrice: this.gasPrice, maxGasPrice: this.opts.maxGasPrice }), signal);
+        } catch (err) {
+          // Refused before the DA node took it: there is nothing to find on DA before posting again.
+          if (err instanceof DaError && !mayBeIncluded(err)) this.cache.update({ pending: null });
+          throw err;
+        }
         this.lastDaHeight = daHeight;
         await this.store.markDaIncluded(from, to, daHeight, daHeight);
         this.cache.update({ pending: null });
@@ -239,24 +272,42 @@ export class DaSubmitter {
   /**
    * Finds on DA the blocks of a submission that was in flight when it failed
    * or the node stopped (or, without a cache, any pending block) and records
-   * them as included, so nothing confirmed is posted twice.
+   * them as included, so nothing confirmed is posted twice. A DA node may
+   * include what it took after the client lost the answer (celestia: while the
+   * tx is in its mempool), so for a submission in flight the search goes on
+   * until the DA head is `inclusionWindow` blocks above the head seen when it
+   * began, unless that submission turns up first. It reads at most MAX_RECONCILE_SCAN
+   * heights below that head, plus the window.
    */
   private async reconcile(signal: AbortSignal): Promise<void> {
     const cached = this.cache.get();
     const included = this.store.daIncludedHeight();
-    if (included >= this.store.height()) return this.cache.update({ pending: null });
-    const head = await this.client.networkHead(signal);
+    // Nothing left to find: every block is recorded, or the in-flight submission was recorded just before a stop.
+    if (included >= this.store.height() || (cached.pending && BigInt(cached.pending.toHeight) <= included)) return this.cache.update({ pending: null });
+    let head = await this.client.networkHead(signal);
+    // Without a cache nothing says a submission was in flight (a new home, or the cache deleted while stopped): one pass will do.
+    const settled = cached.pending ? head + BigInt(this.opts.inclusionWindow) : head;
+    // The in-flight submission is one blob.Submit: once its last block is found, all of it is.
+    const last = cached.pending ? BigInt(cached.pending.toHeight) : null;
     let fromDa = cached.pending ? BigInt(cached.pending.daHeadBefore) + 1n : await this.lastIncludedDaHeight(included);
     if (head - fromDa > BigInt(MAX_RECONCILE_SCAN)) {
       this.logger.warn({ from: Number(fromDa), head: Number(head) }, `searching only the last ${MAX_RECONCILE_SCAN} DA heights for pending blocks`);
       fromDa = head - BigInt(MAX_RECONCILE_SCAN);
     }
     const found = new Map<bigint, bigint>();
-    for (let daHeight = fromDa; daHeight <= head; daHeight++) {
-      for (const blob of await this.client.getAll(daHeight, [this.namespaces.header], signal)) {
-        const height = await this.storedBlockPostedIn(blob.data, included);
-        if (height !== null && !found.has(height)) found.set(height, daHeight);
+    let watching = false;
+    for (;;) {
+      for (; fromDa <= head; fromDa++) {
+        for (const blob of await this.client.getAll(fromDa, [this.namespaces.header], signal)) {
+          const height = await this.storedBlockPostedIn(blob.data, included);
+          if (height !== null && !found.has(height)) found.set(height, fromDa);
+        }
       }
+      if (head >= settled || (last !== null && found.has(last))) break;
+      if (!watching) this.logger.info({ daHeight: Number(head), until: Number(settled) }, 'an earlier submission may still be included; watching DA before posting again');
+      watching = true;
+      await sleep(this.opts.daBlockTimeMs, signal);
+      head = await this.client.networkHead(signal);
     }
     let next = included + 1n;
     for (; found.has(next); next++) await this.store.markDaIncluded(next, next, found.get(next)!, found.get(next)!);

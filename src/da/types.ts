@@ -86,6 +86,14 @@ export const DaMethod = {
 export const CELESTIA_MIN_GAS_PRICE = 0.004;
 
 /**
+ * DA blocks a celestia validator keeps a tx in its mempool before dropping it:
+ * celestia-app (v6 on) raises mempool.ttl-num-blocks to at least 36
+ * (cmd/celestia-appd/cmd, overrideMempoolConfig: minTTLNumBlocks). A PFB whose
+ * answer was lost is included within this many blocks, or never.
+ */
+export const CELESTIA_MEMPOOL_TTL_BLOCKS = 36;
+
+/**
  * Error texts of celestia-node, celestia-app and CometBFT that the built-in DA
  * server answers with and the client recognises, each as its source writes it.
  */

@@ -1,7 +1,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Config } from '../config/index.js';
 import { daNamespaces, formatHostPort, nodeListenerMove, parsePeerList } from '../config/index.js';
-import { DaCache, DaClient, DaRetriever, DaSubmitter, LocalDa, clearCache, type DaActivity, type DaNamespaces } from '../da/index.js';
+import { CELESTIA_MEMPOOL_TTL_BLOCKS, DaCache, DaClient, DaRetriever, DaSubmitter, LocalDa, clearCache, type DaActivity, type DaNamespaces } from '../da/index.js';
 import { AbciExecutor, KvExecutor, Mempool, TxRejectedError, createExecutor, instrumentExecutor, type Executor } from '../exec/index.js';
 import { createNodeMetrics, type NodeReadings } from '../metrics/index.js';
 import { P2PNetwork, type EncodedBlockAt, type EncodedBlockSource } from '../p2p/index.js';
@@ -184,6 +184,8 @@ export class Node {
               retryBaseMs: Math.min(250, config.da.block_time),
               retryMaxMs: daRetryMaxMs,
               signer: home.signer,
+              inclusionWindow: config.da.inclusion_window || (config.da.local ? 1 : CELESTIA_MEMPOOL_TTL_BLOCKS),
+              daBlockTimeMs: config.da.block_time,
             },
             logger.child({ module: 'da-submitter' }),
             metrics,

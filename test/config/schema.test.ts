@@ -19,6 +19,7 @@ describe('defaults', () => {
         block_time: 6_000,
         local: false,
         max_blob_size: 1_974_272,
+        inclusion_window: 0,
       },
       p2p: { listen_address: '/ip4/0.0.0.0/tcp/7676', peers: '' },
       rpc: {

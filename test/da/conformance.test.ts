@@ -8,6 +8,7 @@ import { initHome } from '../../src/home/index.js';
 import { silentLogger } from '../../src/log/index.js';
 import { LocalDa, localCommitment } from '../../src/da/local/index.js';
 import { Daemon, freePort, getBlockJson, killAll, latestHeight, runCli, tempHome, waitFor } from '../helpers/daemon.js';
+import { headerPostings } from '../helpers/da.js';
 import { CelestiaNodeFixture, INVALID_REQUEST_BODY } from './fixtures/celestia-node.js';
 
 /**
@@ -250,6 +251,24 @@ describe('an aggregator against the celestia-node fixture (default config)', () 
     const byId = Object.fromEntries(results.map((r) => [r.id, r.message]));
     expect(byId['da-health']).toMatch(/JSON-RPC header\.NetworkHead: height \d+ in \d+ ms; GET \/health: HTTP 400/);
     expect(byId['da-sync']).toMatch(/\(JSON-RPC header\.SyncState in \d+ ms; GET \/header\/sync_state answered HTTP 400\)/);
+  });
+
+  it('answers lost after the PFB was broadcast (included blocks later): every block posted once', async () => {
+    const fixture = await CelestiaNodeFixture.start({ token: TOKEN, blockTimeMs: 50 });
+    cleanups.push(() => fixture.close());
+    fixture.dropSubmitAnswers = 2;
+    fixture.mempoolBlocks = 5;
+    const { home, args } = await aggregatorHome(fixture.address, TOKEN);
+    // The default inclusion window (celestia's mempool TTL, 36 blocks), watched at the fixture's block time.
+    const node = await Daemon.start(home, [...args, '--node.node.block_time', '100ms', '--node.da.block_time', '50ms', '--node.da.request_timeout', '2s']);
+    cleanups.push(() => node.kill());
+    const lines = (message: string) => node.stderr.split('\n').filter((l) => l.includes(`"${message}"`)).length;
+    await waitFor(() => fixture.dropSubmitAnswers === 0 && lines('found blocks already on DA from an earlier attempt; not posting them again') >= 2, 'both dropped submissions found on DA', 30_000);
+    const head = await latestHeight(node.rpc);
+    await waitFor(async () => (await getBlockJson(node.rpc, { height: head })).json?.header_da_height > 0, `block ${head} on DA`, 30_000);
+    await node.kill('SIGTERM');
+    const postings = await headerPostings(fixture.address, 'conformance-1', TOKEN);
+    for (let h = 1n; h <= BigInt(head); h++) expect(postings.get(h), `postings of block ${h}`).toBe(1);
   });
 
   it('without the token: the log line and doctor --check da-auth say the token is missing and how to make one', async () => {

@@ -297,6 +297,54 @@ describe('LocalDa: fault switches', () => {
     expect(texts(await client.getAll(h, [HEADERS]))).toEqual(['recovered']);
   });
 
+  it('refuse: a submission waiting for its block loses its connection and is included all the same; a new call is refused unsent', async () => {
+    const da = await startDa({ dir: newDir(), blockTimeMs: 300 });
+    const client = clientOf(da);
+    const submitting = expectDaError(client.submit([blob(HEADERS, 'in flight')], txConfig()));
+    await waitFor(() => da.submissions().length === 1, 'the submission taken');
+    await da.setFaults({ refuse: true });
+    const dropped = await submitting;
+    expect(dropped.delivery).toBe('unknown');
+    expect((await expectDaError(client.networkHead())).delivery).toBe('refused');
+    await waitFor(() => da.submissions()[0]!.height !== null, 'the dropped submission in a block');
+    await da.setFaults({ refuse: false });
+    expect(texts(await client.getAll(BigInt(da.submissions()[0]!.height!), [HEADERS]))).toEqual(['in flight']);
+  });
+
+  it('dropSubmitAnswers: the submission is included in the next block, its connection dropped without an answer', async () => {
+    const da = await startDa({ dir: newDir() });
+    const client = clientOf(da);
+    await da.setFaults({ dropSubmitAnswers: 1 });
+    const err = await expectDaError(client.submit([blob(HEADERS, 'dropped')], txConfig()));
+    expect(err.delivery).toBe('unknown');
+    expect(err.message).toMatch(/connection dropped before an answer/);
+    expect(da.faults.dropSubmitAnswers).toBe(0);
+    const included = await waitFor(() => da.submissions()[0]!.height, 'the dropped submission in a block');
+    expect(texts(await client.getAll(BigInt(included), [HEADERS]))).toEqual(['dropped']);
+    // Counted down: the next one is answered.
+    const h = await client.submit([blob(HEADERS, 'answered')], txConfig());
+    expect(texts(await client.getAll(h, [HEADERS]))).toEqual(['answered']);
+  });
+
+  it('slowSubmitAnswersMs beyond the client timeout: the call times out, the blobs are included', async () => {
+    const da = await startDa({ dir: newDir() });
+    await da.setFaults({ slowSubmitAnswersMs: 2_000 });
+    const err = await expectDaError(clientOf(da, { requestTimeoutMs: 300 }).submit([blob(HEADERS, 'slow')], txConfig()));
+    expect(err).toMatchObject({ reason: 'timeout', delivery: 'unknown' });
+    const included = await waitFor(() => da.submissions()[0]!.height, 'the submission in a block');
+    expect(texts(await clientOf(da).getAll(BigInt(included), [HEADERS]))).toEqual(['slow']);
+  });
+
+  it('delayMs: a client that hangs up during the delay cancels the call, as a Go request context does; nothing is submitted', async () => {
+    const da = await startDa({ dir: newDir() });
+    await da.setFaults({ delayMs: 600 });
+    const err = await expectDaError(clientOf(da, { requestTimeoutMs: 200 }).submit([blob(HEADERS, 'gave up')], txConfig()));
+    expect(err.reason).toBe('timeout');
+    const head = da.height;
+    await waitFor(() => da.height > head + 15, 'the delay to pass by far');
+    expect(da.submissions()).toEqual([]);
+  });
+
   it('delayMs above the client timeout: the call times out', async () => {
     const da = await startDa({ dir: newDir() });
     await da.setFaults({ delayMs: 2_000 });
@@ -445,5 +493,30 @@ describe('LocalDa: admin listener', () => {
 
     expect((await post('{"refuse":false}')).status).toBe(200);
     expect(await client.networkHead()).toBeGreaterThan(0n);
+  });
+
+  it('with a token it wants "Authorization: Bearer <token>" on every admin endpoint', async () => {
+    const da = await startDa({ dir: newDir(), adminListen: '127.0.0.1:0', authToken: 'adm1n' });
+    const admin = da.adminAddress!;
+    for (const [path, init] of [['/faults', {}], ['/submissions', {}], ['/health', {}], ['/faults', { method: 'POST', body: '{"refuse":true}' }]] as const) {
+      for (const authorization of [undefined, 'Bearer wrong', 'adm1n']) {
+        const res = await fetch(`${admin}${path}`, { ...init, headers: authorization ? { authorization } : {} });
+        expect(res.status, `${init.method ?? 'GET'} ${path} with ${authorization ?? 'no token'}`).toBe(401);
+        expect(((await res.json()) as { error: string }).error).toContain('Authorization: Bearer <token>');
+      }
+    }
+    expect(da.faults.refuse).toBe(false);
+    const ok = await fetch(`${admin}/faults`, { method: 'POST', headers: { authorization: 'Bearer adm1n' }, body: '{"delayMs":5}' });
+    expect(ok.status).toBe(200);
+    expect(da.faults.delayMs).toBe(5);
+  });
+
+  it('without a token only a loopback address: another one is refused naming the fix', async () => {
+    await expect(startDa({ dir: newDir(), adminListen: '0.0.0.0:0' })).rejects.toMatchObject({ code: 'LOCAL_DA_ADMIN_EXPOSED', message: expect.stringContaining('--admin 127.0.0.1:0') });
+    await expect(startDa({ dir: newDir(), adminListen: '[::]:0' })).rejects.toThrow(LocalDaError);
+    for (const loopback of ['127.0.0.1:0', 'localhost:0', '127.0.0.2:0']) {
+      const da = await startDa({ dir: newDir(), adminListen: loopback });
+      expect(da.adminAddress).toBeDefined();
+    }
   });
 });

@@ -85,8 +85,15 @@ describe('noded da serve', () => {
     const height = await c.submit([blob('through the CLI')], txConfig(0.002));
     expect((await c.getAll(height, [NS])).map((b) => Buffer.from(b.data).toString())).toEqual(['through the CLI']);
 
+    // With --token the admin listener wants it too.
+    const unauthorised = await fetch(`${da.admin}/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"refuse":true}' });
+    expect(unauthorised.status).toBe(401);
+    expect(((await unauthorised.json()) as { error: string }).error).toContain('Authorization: Bearer');
+    expect((await fetch(`${da.admin}/faults`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+    expect(await c.networkHead()).toBeGreaterThanOrEqual(height); // the refusal above was not applied
+    const admin = { authorization: 'Bearer t0k' };
     const post = (body: unknown) =>
-      fetch(`${da.admin}/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      fetch(`${da.admin}/faults`, { method: 'POST', headers: { 'content-type': 'application/json', ...admin }, body: JSON.stringify(body) });
     expect((await post({ submitError: 'already_in_mempool', submitErrorCount: 1 })).status).toBe(200);
     expect(await reasonOf(c.submit([blob('again')], txConfig(0.002)))).toBe('already_in_mempool');
     expect(await reasonOf(c.submit([blob('again')], txConfig(0.0024)))).toBe('ok');
@@ -95,7 +102,7 @@ describe('noded da serve', () => {
     expect(await reasonOf(c.submit([blob('busy')], {}))).toBe('gas_price_above_cap');
     expect(await reasonOf(c.submit([blob('busy')], { max_gas_price: 1 }))).toBe('ok');
     expect((await post({ estimatedGasPrice: null })).status).toBe(200);
-    const subs = (await (await fetch(`${da.admin}/submissions`)).json()) as Array<{ ok: boolean; txConfig: TxConfig; gasPrice: number | null }>;
+    const subs = (await (await fetch(`${da.admin}/submissions`, { headers: admin })).json()) as Array<{ ok: boolean; txConfig: TxConfig; gasPrice: number | null }>;
     expect(subs.map((s) => [s.ok, s.txConfig.gas_price, s.gasPrice])).toEqual([
       [true, 0.002, 0.002],
       [false, 0.002, null],
@@ -149,6 +156,21 @@ describe('noded da serve', () => {
     const size = await runCli(['da', 'serve', '--home', home, '--max-blob-size', 'big']);
     expect(size.code).toBe(2);
     expect(size.stderr).toContain('--max-blob-size');
+  });
+
+  it('refuses (exit 2) an admin listener beyond loopback without a token; with one, it serves there and wants it', async () => {
+    const home = newHome();
+    const open = await runCli(['da', 'serve', '--home', home, '--listen', '127.0.0.1:0', '--admin', '0.0.0.0:0']);
+    expect(open.code).toBe(2);
+    expect(open.stderr).toContain('--admin');
+    expect(open.stderr).toContain('not a loopback address');
+    expect(open.stderr).toContain('--admin 127.0.0.1:0');
+    const da = await serve(['--home', home, '--listen', '127.0.0.1:0', '--admin', '0.0.0.0:0', '--token', 's3cret']);
+    const port = new URL(da.admin).port;
+    expect((await fetch(`http://127.0.0.1:${port}/faults`)).status).toBe(401);
+    const faults = await fetch(`http://127.0.0.1:${port}/faults`, { headers: { authorization: 'Bearer s3cret' } });
+    expect(faults.status).toBe(200);
+    expect(await faults.json()).toMatchObject({ refuse: false });
   });
 
   it('has help with examples', async () => {

@@ -22,7 +22,8 @@ async function chainHomes(chainId: string) {
   return { aggregator, full: full[0]! };
 }
 
-const daArgs = (da: DaServer, extra: string[] = []) => ['--no-node.da.local', '--node.da.address', da.address, ...extra];
+// `noded da serve` includes what it takes in its next block: one DA block is the window to watch after a lost answer.
+const daArgs = (da: DaServer, extra: string[] = []) => ['--no-node.da.local', '--node.da.address', da.address, '--node.da.inclusion_window', '1', ...extra];
 const AGG = ['--node.node.block_time', '100ms'];
 
 async function daHeightsOf(rpc: string, height: number) {
@@ -60,7 +61,11 @@ describe('DA layer', () => {
     const fn = await Daemon.start(full, daArgs(da, split));
     expect((await fetch(`${agg.rpc}/tx`, { method: 'POST', body: 'split=1' })).status).toBe(200);
     await waitFor(async () => (await (await fetch(`${fn.rpc}/kv/split`)).text()) === '1', 'the full node to apply the tx from DA', 20_000);
-    const height = Number((await (await fetch(`${fn.status}/status`)).json() as any).result.sync_info.latest_block_height);
+    // The block that carries the tx (the full node's head may be a later block without data).
+    const head = Number((await (await fetch(`${fn.status}/status`)).json() as any).result.sync_info.latest_block_height);
+    let height = 0;
+    for (let h = 1; h <= head && height === 0; h++) if ((await getBlockJson(agg.rpc, { height: h })).json.block.data.txs?.length > 0) height = h;
+    expect(height, 'the block with the tx').toBeGreaterThan(0);
     const [, dataDa] = await waitFor(async () => {
       const heights = await daHeightsOf(agg.rpc, height);
       return heights[1] > 0 ? heights : null;
@@ -109,7 +114,7 @@ describe('DA layer', () => {
     expect(line).toContain('codespace sdk');
     expect(line).toContain('code 19');
     expect(line).toContain('check the balance, fund the account, or raise --node.da.gas_price');
-    const prices = (await da.submissions()).map((s) => (s.tx_config ?? s.txConfig)!.gas_price);
+    const prices = (await da.submissions()).map((s) => s.txConfig.gas_price);
     expect(prices.slice(0, 3)).toEqual([0.01, 0.015, 0.0225].map((p) => expect.closeTo(p, 10)));
   });
 
@@ -128,18 +133,19 @@ describe('DA layer', () => {
   it('kill -9 while blocks are pending: after restart every block reaches DA exactly once', async () => {
     const aggregator = await newHome('da-crash', true);
     const da = await DaServer.start(await newHome('da-host', false));
+    let seen = 0;
     for (let round = 0; round < 3; round++) {
-      // Slow DA answers keep submissions in flight, so some kills land mid-submission.
-      await da.setFaults({ delayMs: 150 + round * 100 });
+      // Each kill lands while a submission is on DA but its answer is held back: the restart must find it there.
+      await da.setFaults({ slowSubmitAnswersMs: 60_000 });
       const agg = await Daemon.start(aggregator, [...AGG, ...daArgs(da)]);
-      await waitFor(() => agg.stderr.includes('submitted blocks to DA'), 'a submission');
-      await waitFor(async () => (await latestHeight(agg.rpc)) >= (round + 1) * 8, 'more blocks');
+      seen = await da.waitForSubmission(seen, 'included');
       await agg.kill('SIGKILL');
+      await da.setFaults({ slowSubmitAnswersMs: 0 });
     }
-    await da.setFaults({ delayMs: 0 });
     const agg = await Daemon.start(aggregator, [...AGG, ...daArgs(da)]);
     const head = await latestHeight(agg.rpc);
-    await waitFor(async () => (await daHeightsOf(agg.rpc, head + 2))[0] > 0, 'blocks after the restart on DA', 20_000);
+    await waitFor(async () => (await daHeightsOf(agg.rpc, head + 2))[0] > 0, 'blocks after the restart on DA', 60_000);
+    expect(agg.stderr).toContain('found blocks already on DA from an earlier attempt');
     const postings = await headerPostings(da.address, 'da-crash');
     for (let h = 1n; h <= BigInt(head + 2); h++) expect(postings.get(h), `postings of block ${h}`).toBe(1);
   });

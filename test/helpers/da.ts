@@ -1,45 +1,83 @@
-import { DaClient, decodeHeaderBlob } from '../../src/da/index.js';
-import { daNamespace } from '../../src/config/index.js';
-import { NodedProcess } from './daemon.js';
+import { DaClient, decodeDataBlob, decodeHeaderBlob, type DaSubmission } from '../../src/da/index.js';
+import { daNamespaces } from '../../src/config/index.js';
+import { NodedProcess, waitFor } from './daemon.js';
 
 /** A `noded da serve` child process with its admin endpoint, for multi-node tests. */
 export class DaServer extends NodedProcess {
   address = '';
   admin = '';
+  /** The --token it was started with: the admin listener wants it too. */
+  token = '';
 
   static async start(home: string, args: string[] = []): Promise<DaServer> {
-    const s = new DaServer([
-      'da', 'serve', '--home', home, '--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--block-time', '100ms', '--log-format', 'json', ...args,
-    ]);
+    const blockTime = args.includes('--block-time') ? [] : ['--block-time', '100ms'];
+    const s = new DaServer(['da', 'serve', '--home', home, '--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', ...blockTime, '--log-format', 'json', ...args]);
     const rec = await s.waitForLog('local DA serving', 'the DA server to listen');
     s.address = String(rec.address);
     s.admin = String(rec.admin);
+    const token = args.indexOf('--token');
+    if (token !== -1) s.token = args[token + 1]!;
     return s;
   }
 
+  private adminHeaders(): Record<string, string> {
+    return this.token ? { authorization: `Bearer ${this.token}` } : {};
+  }
+
   async setFaults(faults: Record<string, unknown>): Promise<void> {
-    const res = await fetch(`${this.admin}/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(faults) });
+    const res = await fetch(`${this.admin}/faults`, { method: 'POST', headers: { 'content-type': 'application/json', ...this.adminHeaders() }, body: JSON.stringify(faults) });
     if (res.status !== 200) throw new Error(`setting faults failed: ${res.status} ${await res.text()}`);
   }
 
-  async submissions(): Promise<Array<{ height?: number; ok?: boolean; tx_config?: { gas_price: number }; txConfig?: { gas_price: number } }>> {
-    return (await (await fetch(`${this.admin}/submissions`)).json()) as never;
+  async submissions(): Promise<DaSubmission[]> {
+    return (await (await fetch(`${this.admin}/submissions`, { headers: this.adminHeaders() })).json()) as never;
+  }
+
+  async faults(): Promise<Record<string, unknown>> {
+    return (await (await fetch(`${this.admin}/faults`, { headers: this.adminHeaders() })).json()) as never;
+  }
+
+  /**
+   * Waits for a `blob.Submit` after the first `after` ones that the DA took and
+   * matches `state`: 'waiting' for its DA block, or 'included' (its answer may
+   * still be held back by slowSubmitAnswersMs). Returns how many there are now.
+   */
+  async waitForSubmission(after: number, state: 'waiting' | 'included', timeoutMs = 60_000): Promise<number> {
+    return waitFor(
+      async () => {
+        const all = await this.submissions();
+        const found = all.slice(after).some((s) => s.ok && (state === 'waiting' ? s.height === null : s.height !== null));
+        return found ? all.length : null;
+      },
+      `a submission ${state === 'waiting' ? 'waiting for its DA block' : 'included'} at the DA server`,
+      timeoutMs,
+    );
   }
 }
 
+/** How many times each block height's header and data were posted to DA, and how many DA heights were read. */
+export interface Postings {
+  headers: Map<bigint, number>;
+  /** Only with a data namespace of its own (da.data_namespace). */
+  data: Map<bigint, number>;
+  daHeights: bigint;
+}
+
+const count = (m: Map<bigint, number>, height: bigint) => m.set(height, (m.get(height) ?? 0) + 1);
+
 /**
- * How many times each block height's header was posted to DA for a chain:
- * reads every DA height up to the head.
+ * Every blob a chain posted to DA, read with blob.GetAll at every DA height up
+ * to the head. Give `dataNamespace` when the chain set da.data_namespace.
  */
-export async function headerPostings(daAddress: string, chainId: string, token = ''): Promise<Map<bigint, number>> {
+export async function blobPostings(daAddress: string, chainId: string, dataNamespace = '', token = ''): Promise<Postings> {
   const client = new DaClient({ address: daAddress, authToken: token, requestTimeoutMs: 5000 });
   try {
     const head = await client.networkHead();
-    const ns = daNamespace(chainId);
-    const counts = new Map<bigint, number>();
+    const ns = daNamespaces(chainId, dataNamespace);
+    const postings: Postings = { headers: new Map(), data: new Map(), daHeights: head };
     for (let h = 1n; h <= head; h++) {
-      for (const blob of await client.getAll(h, [ns])) {
-        // Block data shares the namespace (ev-node's default): count only what decodes as this chain's header.
+      for (const blob of await client.getAll(h, [ns.header])) {
+        // Without a data namespace, block data shares this one (ev-node's default): count only what decodes as this chain's header.
         let header;
         try {
           header = decodeHeaderBlob(blob.data).signed.header;
@@ -47,11 +85,21 @@ export async function headerPostings(daAddress: string, chainId: string, token =
           continue;
         }
         if (!header || header.chainId !== chainId || header.proposerAddress.length === 0) continue;
-        counts.set(header.height, (counts.get(header.height) ?? 0) + 1);
+        count(postings.headers, header.height);
+      }
+      if (!dataNamespace) continue;
+      for (const blob of await client.getAll(h, [ns.data])) {
+        const metadata = decodeDataBlob(blob.data).data.metadata;
+        if (metadata?.chainId === chainId) count(postings.data, metadata.height);
       }
     }
-    return counts;
+    return postings;
   } finally {
     await client.close();
   }
+}
+
+/** How many times each block height's header was posted to DA for a chain (data in the same namespace). */
+export async function headerPostings(daAddress: string, chainId: string, token = ''): Promise<Map<bigint, number>> {
+  return (await blobPostings(daAddress, chainId, '', token)).headers;
 }

@@ -21,7 +21,7 @@ export interface SealedBlock {
 export class LocalDaError extends Error {
   constructor(
     message: string,
-    readonly code: 'LOCAL_DA_LOCKED' | 'LOCAL_DA_LOG_DAMAGED',
+    readonly code: 'LOCAL_DA_LOCKED' | 'LOCAL_DA_LOG_DAMAGED' | 'LOCAL_DA_ADMIN_EXPOSED',
   ) {
     super(message);
     this.name = 'LocalDaError';

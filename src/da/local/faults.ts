@@ -17,8 +17,25 @@ export const SUBMIT_FAULT_TEXT: Record<SubmitFault, string> = {
 export interface DaFaults {
   /** Close the listening socket and every open connection (clients see ECONNREFUSED); off listens again on the same port. */
   refuse: boolean;
-  /** Milliseconds every JSON-RPC request waits before it is handled (0 = none). */
+  /**
+   * Milliseconds every JSON-RPC request waits before it is handled (0 = none).
+   * A client that hangs up meanwhile cancels it, as Go's net/http cancels the
+   * request context celestia-node's handler runs in: nothing is submitted.
+   */
   delayMs: number;
+  /**
+   * How many more accepted `blob.Submit`s are taken and included in the next DA
+   * block while their connection is dropped without an answer, as when the
+   * connection to a celestia node breaks after it broadcast the PFB (0 = none).
+   * Counts down as submissions are dropped.
+   */
+  dropSubmitAnswers: number;
+  /**
+   * Milliseconds an accepted `blob.Submit` is answered after the DA block that
+   * includes it (0 = at once), as a celestia node confirming a tx on a slow
+   * chain: beyond the client's timeout, the blobs are included unanswered.
+   */
+  slowSubmitAnswersMs: number;
   /** `header.SyncState` reports the node 100 heights behind (`to_height = height + 100`). */
   notSynced: boolean;
   /** Fail `blob.Submit` with celestia's text of sdk code 19 or code 5, or CometBFT's "tx already exists in cache"; null = submissions succeed. */
@@ -38,6 +55,8 @@ export interface DaFaults {
 export const NO_FAULTS: Readonly<DaFaults> = Object.freeze({
   refuse: false,
   delayMs: 0,
+  dropSubmitAnswers: 0,
+  slowSubmitAnswersMs: 0,
   notSynced: false,
   submitError: null,
   submitErrorCount: 0,
@@ -56,15 +75,19 @@ export class FaultsError extends Error {
   }
 }
 
+const wholeNumber = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0;
+
 const FIELDS: Record<keyof DaFaults, { expected: string; valid: (v: unknown) => boolean }> = {
   refuse: { expected: 'true or false', valid: (v) => typeof v === 'boolean' },
-  delayMs: { expected: 'a whole number of milliseconds >= 0', valid: (v) => Number.isSafeInteger(v) && (v as number) >= 0 },
+  delayMs: { expected: 'a whole number of milliseconds >= 0', valid: wholeNumber },
+  dropSubmitAnswers: { expected: 'a whole number >= 0', valid: wholeNumber },
+  slowSubmitAnswersMs: { expected: 'a whole number of milliseconds >= 0', valid: wholeNumber },
   notSynced: { expected: 'true or false', valid: (v) => typeof v === 'boolean' },
   submitError: {
     expected: '"already_in_mempool", "already_in_cache", "insufficient_funds" or null',
     valid: (v) => v === null || (typeof v === 'string' && Object.hasOwn(SUBMIT_FAULT_TEXT, v)),
   },
-  submitErrorCount: { expected: 'a whole number >= 0 (0 = until cleared)', valid: (v) => Number.isSafeInteger(v) && (v as number) >= 0 },
+  submitErrorCount: { expected: 'a whole number >= 0 (0 = until cleared)', valid: wholeNumber },
   balance: { expected: 'an amount in utia as a string of digits, or null', valid: (v) => v === null || (typeof v === 'string' && /^\d{1,40}$/.test(v)) },
   estimatedGasPrice: { expected: 'a gas price >= 0 in utia, or null', valid: (v) => v === null || (typeof v === 'number' && Number.isFinite(v) && v >= 0) },
 };

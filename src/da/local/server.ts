@@ -7,7 +7,7 @@ import { listen, type Listener } from '../../rpc/listen.js';
 import { BodyTooLargeError, readBody } from '../../rpc/http.js';
 import { sleep } from '../../util/index.js';
 import { CELESTIA_MIN_GAS_PRICE, DaErrorText, DaMethod, missingPermission, type Balance, type SyncState, type TxConfig, type WireBlob, type WireExtendedHeader } from '../types.js';
-import { BlockLog, type SealedBlock, type StoredBlob } from './block-log.js';
+import { BlockLog, LocalDaError, type SealedBlock, type StoredBlob } from './block-log.js';
 import { applyFaultsPatch, NO_FAULTS, parseFaultsPatch, FaultsError, SUBMIT_FAULT_TEXT, type DaFaults } from './faults.js';
 import { goJsonKind, goUint64, paramError, requestId, rpcError, rpcResult, RpcCode, RpcFailure, type RpcAnswer } from './go-jsonrpc.js';
 import { decodeTxConfig, submissionGasPrice, type DecodedTxConfig } from './tx-config.js';
@@ -34,7 +34,11 @@ export interface LocalDaOptions {
   logger: Logger;
   /** How a port error tells the operator to move the listener (default: `da serve`'s --listen). */
   move?: ListenerMove;
-  /** host:port of the admin listener (fault switches, submissions); none when absent. */
+  /**
+   * host:port of the admin listener (fault switches, submissions); none when
+   * absent. With `authToken` it takes only `Authorization: Bearer <token>`;
+   * without one it must be a loopback address.
+   */
   adminListen?: string;
 }
 
@@ -113,6 +117,25 @@ export function localCommitment(namespace: Uint8Array, data: Uint8Array): Buffer
   return createHash('sha256').update(namespace).update(data).digest();
 }
 
+/** Loopback hosts: 127.0.0.0/8, ::1 and localhost. */
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/**
+ * The admin listener changes the DA's behaviour without authentication unless
+ * a token is set: without one it may listen only on a loopback address.
+ */
+export function checkAdminListen(adminListen: string, authToken: string | undefined): void {
+  const { host } = parseHostPort(adminListen);
+  if (!authToken && !isLoopback(host)) {
+    throw new LocalDaError(
+      `the admin listener ${adminListen} is not a loopback address and no token is set: anyone who reaches it could switch faults on. Listen on 127.0.0.1 (e.g. --admin 127.0.0.1:0), or set a token (--token) that the admin listener then requires`,
+      'LOCAL_DA_ADMIN_EXPOSED',
+    );
+  }
+}
+
 /** A param that does not decode: go-jsonrpc's framing around our own words for what is wrong. */
 type ParamError = (why: string) => RpcFailure;
 
@@ -149,6 +172,21 @@ function urlPath(req: Req): string {
 }
 
 const pseudoHash = (height: number) => createHash('sha256').update(`${CHAIN_ID}:${height}`).digest('hex').toUpperCase();
+
+/** What a call knows of its request: whether the client hung up, and how to drop its connection. */
+interface CallContext {
+  hungUp: AbortSignal;
+  drop: () => void;
+}
+
+/** Aborted when the connection closes before the answer is written (the client hung up, or `drop`). */
+function hungUpSignal(res: Res): AbortSignal {
+  const hungUp = new AbortController();
+  res.once('close', () => {
+    if (!(res as ServerResponse).writableFinished) hungUp.abort(new Error('the client hung up'));
+  });
+  return hungUp.signal;
+}
 
 interface PendingSubmit {
   blobs: StoredBlob[];
@@ -216,7 +254,7 @@ export class LocalDa {
     if (!Number.isSafeInteger(opts.blockTimeMs) || opts.blockTimeMs <= 0) throw new RangeError(`local DA: blockTimeMs must be a whole number > 0, got ${opts.blockTimeMs}`);
     if (!Number.isSafeInteger(opts.maxBlobSize) || opts.maxBlobSize <= 0) throw new RangeError(`local DA: maxBlobSize must be a whole number > 0, got ${opts.maxBlobSize}`);
     parseHostPort(opts.listen);
-    if (opts.adminListen !== undefined) parseHostPort(opts.adminListen);
+    if (opts.adminListen !== undefined) checkAdminListen(opts.adminListen, opts.authToken);
     const blocks: SealedBlock[] = [];
     const log = BlockLog.open(opts.dir, opts.logger, (b) => blocks.push(b));
     const da = new LocalDa(opts, log);
@@ -355,12 +393,17 @@ export class LocalDa {
       if (query) header = `Bearer ${query}`;
     }
     if (header === '') return 'public';
-    const given = header.startsWith('Bearer ') ? Buffer.from(header.slice('Bearer '.length)) : undefined;
-    if (!given || given.length !== this.token.length || !timingSafeEqual(given, this.token)) {
+    if (!this.bearerMatches(header)) {
       writeAnswer(res, 401, '');
       return null;
     }
     return 'all';
+  }
+
+  /** Whether an Authorization header is `Bearer <the token>` (compared in constant time). */
+  private bearerMatches(header: string): boolean {
+    const given = header.startsWith('Bearer ') ? Buffer.from(header.slice('Bearer '.length)) : undefined;
+    return given !== undefined && this.token !== undefined && given.length === this.token.length && timingSafeEqual(given, this.token);
   }
 
   private readonly handle = (req: Req, res: Res): void => {
@@ -372,6 +415,7 @@ export class LocalDa {
   };
 
   private async route(req: Req, res: Res): Promise<void> {
+    const call: CallContext = { hungUp: hungUpSignal(res), drop: () => (req.socket as { destroy(): void }).destroy() };
     const perms = this.permissions(req, res);
     if (perms === null) return;
     const path = urlPath(req);
@@ -382,12 +426,12 @@ export class LocalDa {
       return send(res, 200, this.syncState());
     }
     // Everything else is go-jsonrpc's handler, which takes any path and method and reads the body (a GET has none: HTTP 400).
-    const answer = await this.serveRpc(req, perms);
+    const answer = await this.serveRpc(req, perms, call);
     if (answer) writeAnswer(res, answer.status, answer.body);
   }
 
   /** go-jsonrpc handler.go, handleReader: one request or a batch; null when nothing is written (a notification). */
-  private async serveRpc(req: Req, perms: Permissions): Promise<RpcAnswer | null> {
+  private async serveRpc(req: Req, perms: Permissions, call: CallContext): Promise<RpcAnswer | null> {
     const limit = this.opts.maxBlobSize * 2 + 1024 * 1024;
     let body: string;
     try {
@@ -405,7 +449,7 @@ export class LocalDa {
     }
     if (!(body.startsWith('[') && body.endsWith(']'))) {
       const one = asRequest(msg);
-      return one ? this.serveOne(one, perms) : rpcError(null, RpcCode.parseError, 'Parse error');
+      return one ? this.serveOne(one, perms, call) : rpcError(null, RpcCode.parseError, 'Parse error');
     }
     // A batch decodes as a whole into []request, or fails as a whole.
     const batch = Array.isArray(msg) ? msg.map(asRequest) : [undefined];
@@ -414,14 +458,14 @@ export class LocalDa {
     // One writer for the batch: the first answer's status is the one sent (later WriteHeader calls are ignored).
     const answers: RpcAnswer[] = [];
     for (const one of batch) {
-      const answer = await this.serveOne(one!, perms);
+      const answer = await this.serveOne(one!, perms, call);
       if (answer) answers.push(answer);
     }
     return { status: answers[0]?.status ?? 200, body: `[${answers.map((a) => a.body).join(',')}]` };
   }
 
   /** go-jsonrpc handler.go, handle: method lookup, params, then the call (where the permission is checked). */
-  private async serveOne(rpc: RpcRequest, perms: Permissions): Promise<RpcAnswer | null> {
+  private async serveOne(rpc: RpcRequest, perms: Permissions, ctx: CallContext): Promise<RpcAnswer | null> {
     let id: unknown = null;
     try {
       id = requestId(rpc.id);
@@ -436,11 +480,11 @@ export class LocalDa {
       const call = this.decodeCall(method, params);
       // auth/auth.go, PermissionedProxy: checked when the method is called, after its params decoded.
       if (perms !== 'all') throw methodError(missingPermission(spec.goName, spec.perm));
-      if (this.state.delayMs > 0) await sleep(this.state.delayMs, this.stop.signal);
-      const result = await call();
+      if (this.state.delayMs > 0) await sleep(this.state.delayMs, AbortSignal.any([this.stop.signal, ctx.hungUp]));
+      const result = await call(ctx);
       return id === null ? null : rpcResult(id, result);
     } catch (err) {
-      if (this.stop.signal.aborted && !(err instanceof RpcFailure)) return null;
+      if ((this.stop.signal.aborted || ctx.hungUp.aborted) && !(err instanceof RpcFailure)) return null;
       if (!(err instanceof RpcFailure)) throw err;
       // A notification's method error is not written (handler.go returns before the response).
       if (err.code === RpcCode.methodError && id === null) return null;
@@ -449,12 +493,12 @@ export class LocalDa {
   }
 
   /** Decodes the params as go-jsonrpc would into the method's Go types; the returned function runs the method. */
-  private decodeCall(method: string, params: unknown[]): () => unknown {
+  private decodeCall(method: string, params: unknown[]): (ctx: CallContext) => unknown {
     switch (method) {
       case DaMethod.submit: {
         const blobs = this.decodeBlobs(params[0]);
         const config = decodeTxConfig(params[1]);
-        return () => this.submit(blobs, params[1] as TxConfig, config);
+        return (ctx) => this.submit(blobs, params[1] as TxConfig, config, ctx);
       }
       case DaMethod.getAll: {
         const height = goUint64(params[0], (why) => paramError(method, 'uint64', why));
@@ -502,7 +546,7 @@ export class LocalDa {
   }
 
   /** blob.Submit after decoding: size, fault switches, then the gas price as celestia-node prices it. */
-  private submit(blobs: StoredBlob[], txConfig: TxConfig, config: DecodedTxConfig): Promise<number> {
+  private async submit(blobs: StoredBlob[], txConfig: TxConfig, config: DecodedTxConfig, ctx: CallContext): Promise<number> {
     const perNamespace: Record<string, number> = {};
     let bytes = 0;
     for (const b of blobs) {
@@ -527,7 +571,14 @@ export class LocalDa {
       throw fail((err as Error).message);
     }
     record.ok = true;
-    return new Promise<number>((resolve, reject) => this.pending.push({ blobs, record, resolve, reject }));
+    const included = new Promise<number>((resolve, reject) => this.pending.push({ blobs, record, resolve, reject }));
+    if (this.state.dropSubmitAnswers > 0) {
+      this.state.dropSubmitAnswers--;
+      ctx.drop();
+    }
+    const height = await included;
+    if (this.state.slowSubmitAnswersMs > 0) await sleep(this.state.slowSubmitAnswersMs, this.stop.signal);
+    return height;
   }
 
   /** celestia-node blob/service.go, GetAll: the blobs in the namespaces, or null (a nil slice) when there are none. */
@@ -549,6 +600,10 @@ export class LocalDa {
   };
 
   private async routeAdmin(req: Req, res: Res): Promise<void> {
+    // The switches can stop the DA and the submissions name what was posted: with a token, the admin listener wants it too.
+    if (this.token && !this.bearerMatches(req.headers.authorization ?? '')) {
+      return send(res, 401, { error: 'the admin listener requires "Authorization: Bearer <token>" with the token the DA server was started with (--token)' });
+    }
     const path = urlPath(req);
     if (req.method === 'GET' && path === '/faults') return send(res, 200, this.faults);
     if (req.method === 'GET' && path === '/submissions') return send(res, 200, this.submissions());
