@@ -1,20 +1,29 @@
-import { hash } from 'node:crypto';
 import type { TxLocation } from '../store/index.js';
-import { TxRejectedError } from './executor.js';
+import { txHash } from '../types/index.js';
+import { TxBackpressureError, TxRejectedError } from './executor.js';
 
 export interface MempoolLimits {
   maxTxs: number;
   /** Largest tx accepted, in bytes. */
   maxTxBytes: number;
+  /** What a sender told "mempool full" should wait before trying again (about a block time), in seconds. */
+  retryAfterSeconds: number;
 }
 
-/** Where committed txs are found: the store's tx-hash index, and its height to tell whether a block landed meanwhile. */
-export interface CommittedTxs {
+/**
+ * The store as the mempool uses it: the tx-hash index (and its height, to tell
+ * whether a block landed meanwhile) to refuse committed txs, and the mempool
+ * bucket that keeps acknowledged txs through a crash.
+ */
+export interface MempoolStore {
   height(): bigint;
   getTxLocations(txHashes: Uint8Array[]): Promise<Array<TxLocation | null>>;
+  keepMempoolTxs(txs: Uint8Array[]): Promise<void>;
+  dropMempoolTxs(txs: Uint8Array[]): Promise<void>;
+  mempoolTxs(): Promise<Uint8Array[]>;
 }
 
-/** A tx being admitted: its index lookup is under way. */
+/** A tx being admitted: its index lookup or its write to the store is under way. */
 interface Admission {
   id: string;
   digest: Buffer;
@@ -42,7 +51,9 @@ export class TxAlreadyKnownError extends TxRejectedError {
 
 /**
  * Txs waiting for a block, first in first out, each at most once, and never
- * one a committed block holds.
+ * one a committed block holds. A tx is acknowledged (add() resolves) only once
+ * the store keeps it: a node killed then re-admits it on start (restore()), and
+ * the commit of the block holding it deletes it from the store.
  */
 export class Mempool {
   private readonly txs = new Map<string, Uint8Array>();
@@ -51,15 +62,41 @@ export class Mempool {
   private readonly inBlock = new Set<string>();
   /** Txs whose lookup has not started yet: looked up together, in one LevelDB getMany. */
   private batch: Admission[] = [];
-  /** Ids of every tx being admitted (batched or under lookup), so a second copy is refused at once. */
+  /** Ids of every tx being admitted (batched, under lookup or being written), so a second copy is refused at once. */
   private readonly admitting = new Set<string>();
-  /** Lookups under way. */
+  /** Txs past their lookup whose write to the store is under way: they count toward the mempool's room. */
+  private writing = 0;
+  /** Admissions under way. */
   private readonly lookups = new Set<Promise<void>>();
 
   constructor(
     private readonly limits: MempoolLimits,
-    private readonly committed: CommittedTxs,
+    private readonly store: MempoolStore,
   ) {}
+
+  /**
+   * Re-admits the txs the store kept (acknowledged before the node last
+   * stopped, and in no block it committed), in the order they came; drops from
+   * the store any a committed block holds. Call once, before txs are added.
+   * Resolves with how many were re-admitted; the mempool's cap does not apply
+   * to them, since each was acknowledged.
+   */
+  async restore(): Promise<number> {
+    const kept = await this.store.mempoolTxs();
+    if (kept.length === 0) return 0;
+    const locations = await this.store.getTxLocations(kept.map(txHash));
+    const committed = kept.filter((_, i) => locations[i]);
+    if (committed.length > 0) await this.store.dropMempoolTxs(committed);
+    let restored = 0;
+    kept.forEach((tx, i) => {
+      const id = txHash(tx).toString('binary');
+      if (locations[i] || this.txs.has(id)) return;
+      this.txs.set(id, tx);
+      this.totalBytes += tx.length;
+      restored++;
+    });
+    return restored;
+  }
 
   get size(): number {
     return this.txs.size;
@@ -71,15 +108,17 @@ export class Mempool {
   }
 
   /**
-   * Queues a tx once no committed block holds it. The index lookups of the txs
-   * that arrive together are made in one LevelDB call: one get per tx cost the
-   * producer figure a third of its throughput at 1,000 txs a block.
+   * Queues a tx once no committed block holds it and the store keeps it. The
+   * index lookups of the txs that arrive together are made in one LevelDB call
+   * (one get per tx cost the producer figure a third of its throughput at 1,000
+   * txs a block), and their writes share one batch with whatever else arrived
+   * while the last one was written.
    */
   add(tx: Uint8Array): Promise<void> {
     if (tx.length > this.limits.maxTxBytes) {
       return Promise.reject(new TxRejectedError(`tx is ${tx.length} bytes; the limit is ${this.limits.maxTxBytes}`, 413));
     }
-    const digest = hash('sha256', tx, 'buffer');
+    const digest = txHash(tx);
     const id = digest.toString('binary');
     try {
       this.refuseIfFullOrHeld(id, this.admitting.size);
@@ -95,7 +134,7 @@ export class Mempool {
   /**
    * Resolves once every tx whose add() has been called so far is queued or
    * refused: the producer takes a block's txs after this, so a tx that arrived
-   * before the block is not left for the next one while its lookup runs.
+   * before the block is not left for the next one while its lookup or write runs.
    */
   async settled(): Promise<void> {
     if (this.batch.length > 0) this.lookUp();
@@ -114,9 +153,9 @@ export class Mempool {
     let pending = batch;
     try {
       // A block committed while the index was read may hold a tx and have cleared it from inBlock: read those again.
-      for (let height = -1n; pending.length > 0 && height !== this.committed.height(); ) {
-        height = this.committed.height();
-        const locations = await this.committed.getTxLocations(pending.map((a) => a.digest));
+      for (let height = -1n; pending.length > 0 && height !== this.store.height(); ) {
+        height = this.store.height();
+        const locations = await this.store.getTxLocations(pending.map((a) => a.digest));
         pending = pending.filter((a, i) => {
           const location = locations[i];
           if (!location) return true;
@@ -132,12 +171,32 @@ export class Mempool {
       }
       return;
     }
+    const accepted: Admission[] = [];
     for (const a of pending) {
       this.admitting.delete(a.id);
       try {
-        this.refuseIfFullOrHeld(a.id, 0);
+        this.refuseIfFullOrHeld(a.id, this.writing);
       } catch (err) {
         a.reject(err as Error);
+        continue;
+      }
+      this.admitting.add(a.id);
+      accepted.push(a);
+    }
+    if (accepted.length === 0) return;
+    // Queued only once kept: a block can then take it, and that block's commit deletes what this write put.
+    this.writing += accepted.length;
+    let failure: Error | null = null;
+    try {
+      await this.store.keepMempoolTxs(accepted.map((a) => a.tx));
+    } catch (err) {
+      failure = err as Error;
+    }
+    this.writing -= accepted.length;
+    for (const a of accepted) {
+      this.admitting.delete(a.id);
+      if (failure) {
+        a.reject(failure);
         continue;
       }
       this.txs.set(a.id, a.tx);
@@ -149,18 +208,12 @@ export class Mempool {
   /** Refuses a tx the mempool has no room for (counting `incoming` txs still being admitted) or holds already. */
   private refuseIfFullOrHeld(id: string, incoming: number): void {
     if (this.txs.size + incoming >= this.limits.maxTxs) {
-      throw new TxRejectedError(
+      throw new TxBackpressureError(
         `mempool full (${this.limits.maxTxs} txs waiting); retry after the next block or raise --node.node.mempool_max_txs`,
-        503,
+        this.limits.retryAfterSeconds,
       );
     }
     if (this.txs.has(id) || this.inBlock.has(id) || this.admitting.has(id)) throw new TxAlreadyKnownError(null);
-  }
-
-  /** Whether the tx waits here or in the block being built. */
-  holds(tx: Uint8Array): boolean {
-    const id = hash('sha256', tx, 'binary');
-    return this.txs.has(id) || this.inBlock.has(id);
   }
 
   /** Up to `limit` waiting txs, oldest first, left in the mempool (unconfirmed_txs). */

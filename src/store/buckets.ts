@@ -21,6 +21,12 @@ export enum Bucket {
   txByHash = 0x08,
   /** height (8 bytes BE) → ResponseFinalizeBlock protobuf of an ABCI app, as CometBFT keeps it for block_results */
   finalizeBlockResponse = 0x09,
+  /**
+   * sha256 of a tx (32 bytes) → arrival number (8 BE) ‖ tx bytes: the txs an
+   * aggregator acknowledged and no committed block holds yet, re-admitted to
+   * the mempool on start; a block's commit deletes its txs' entries in its own batch.
+   */
+  mempoolTx = 0x0a,
 }
 
 /** Well-known keys of the metadata bucket. */

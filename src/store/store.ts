@@ -1,9 +1,9 @@
-import { hash as digest } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
-import { BlockSchema, StateSchema, encodeBlock, type Block, type State } from '../types/index.js';
+import { BlockSchema, StateSchema, encodeBlock, txHash, type Block, type State } from '../types/index.js';
+import { GroupCommit } from './group-commit.js';
 import { storeOpenRemedy } from './open-error.js';
 import { Bucket, MetadataKey, bucketKey, heightKey, heightBytes, readHeight, stringKey } from './buckets.js';
 
@@ -43,15 +43,20 @@ export class StoreFormatError extends Error {
 }
 
 /**
- * The node's LevelDB: blocks, hash index, state, metadata and DA heights.
- * Every block goes in with its state in one atomic batch, so after a crash the
- * store holds either the whole block or none of it.
+ * The node's LevelDB: blocks, hash index, state, metadata, DA heights and the
+ * acknowledged txs not yet in a block. Every block goes in with its state in
+ * one atomic batch, so after a crash the store holds either the whole block or
+ * none of it.
  */
 export class BlockStore {
   private latestHeight = 0n;
   private daIncluded = 0n;
   private closed = false;
   private daHeightListeners: Array<(height: bigint) => void> = [];
+  /** Arrival number of the next tx kept in the mempool bucket (its entries are re-admitted in this order). */
+  private nextMempoolSeq = 0n;
+  /** The mempool bucket's writes: concurrent tx admissions share one batch. */
+  private readonly mempoolWrites = new GroupCommit<StoreOp>((ops) => this.db.batch(ops));
 
   private constructor(
     private readonly db: Db,
@@ -116,8 +121,9 @@ export class BlockStore {
 
   /**
    * Commits a block, its hash index, its txs' hash index, the state after it
-   * and an executor's writes in one batch; produced and synced blocks alike
-   * come through here. `blockBytes`: the block's protobuf, when the caller has it already.
+   * and an executor's writes in one batch, which also takes the block's txs out
+   * of the mempool bucket; produced and synced blocks alike come through here.
+   * `blockBytes`: the block's protobuf, when the caller has it already.
    */
   async commitBlock(block: Block, hash: Uint8Array, state: State, extraOps: StoreOp[] = [], blockBytes: Uint8Array = encodeBlock(block)): Promise<void> {
     const height = block.header!.header!.height;
@@ -173,6 +179,43 @@ export class BlockStore {
   async getHeightByHash(hash: Uint8Array): Promise<bigint | null> {
     const v = await this.db.get(bucketKey(Bucket.heightByHash, hash));
     return v ? readHeight(v) : null;
+  }
+
+  /**
+   * Keeps acknowledged txs in the mempool bucket; resolves once they are
+   * written. Calls made while a write is under way share the next batch (group
+   * commit). A tx the mempool hands to a block is written here first, so the
+   * block's commit, which deletes its entry, always comes after it.
+   */
+  keepMempoolTxs(txs: Uint8Array[]): Promise<void> {
+    return this.mempoolWrites.write(
+      txs.map((tx) => {
+        const value = new Uint8Array(8 + tx.length);
+        value.set(heightBytes(this.nextMempoolSeq++), 0);
+        value.set(tx, 8);
+        return { type: 'put', key: bucketKey(Bucket.mempoolTx, txHash(tx)), value };
+      }),
+    );
+  }
+
+  /** Deletes txs from the mempool bucket (txs found committed when re-admitted). */
+  dropMempoolTxs(txs: Uint8Array[]): Promise<void> {
+    return this.mempoolWrites.write(txs.map((tx) => ({ type: 'del', key: bucketKey(Bucket.mempoolTx, txHash(tx)) })));
+  }
+
+  /**
+   * The txs of the mempool bucket in the order they were acknowledged; later
+   * keepMempoolTxs calls number theirs after them. Read once, at start.
+   */
+  async mempoolTxs(): Promise<Uint8Array[]> {
+    const entries: Array<{ seq: bigint; tx: Uint8Array }> = [];
+    for await (const batch of inBatches(this.db.values({ gte: bucketKey(Bucket.mempoolTx), lt: bucketKey(Bucket.mempoolTx + 1) }), 10_000)) {
+      for (const value of batch) entries.push({ seq: readHeight(value), tx: value.subarray(8) });
+    }
+    entries.sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
+    const last = entries.at(-1)?.seq;
+    if (last !== undefined && last >= this.nextMempoolSeq) this.nextMempoolSeq = last + 1n;
+    return entries.map((e) => e.tx);
   }
 
   /** The block and index holding the tx whose sha256 is `txHash`, or null when no committed block holds it. */
@@ -281,22 +324,27 @@ export class BlockStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.mempoolWrites.flushed();
     await this.db.close();
   }
 }
 
 /**
  * The tx-hash index entries of a block's txs (sha256 of the tx bytes, as
- * CometBFT's types.Tx.Hash). A tx a later block holds again points there:
- * CometBFT's kv tx indexer also keeps the latest (state/txindex/kv/kv.go).
+ * CometBFT's types.Tx.Hash), and the deletion of their mempool-bucket entries.
+ * A tx a later block holds again points there: CometBFT's kv tx indexer also
+ * keeps the latest (state/txindex/kv/kv.go).
  */
 function txIndexOps(txs: Uint8Array[], height: bigint): StoreOp[] {
-  return txs.map((tx, index) => {
+  const ops: StoreOp[] = [];
+  txs.forEach((tx, index) => {
     const value = new Uint8Array(12);
     value.set(heightBytes(height), 0);
     new DataView(value.buffer).setUint32(8, index);
-    return { type: 'put', key: bucketKey(Bucket.txByHash, digest('sha256', tx, 'buffer')), value };
+    const hash = txHash(tx);
+    ops.push({ type: 'put', key: bucketKey(Bucket.txByHash, hash), value }, { type: 'del', key: bucketKey(Bucket.mempoolTx, hash) });
   });
+  return ops;
 }
 
 /** What a LevelDB iterator yields, `size` at a time, closing the iterator however the caller stops. */
