@@ -103,7 +103,7 @@ describe('durable tx admission', () => {
     expect(duplicates, 'no tx in two blocks').toEqual([]);
     expect(counts.found).toBe(acked.size);
     expect(node.stderr, 'a restart re-admitted kept txs').toMatch(/re-admitted \d+ acknowledged txs/);
-  });
+  }, 180_000);
 
   it('answers 503 + Retry-After on /tx and -32000 on broadcast_tx_sync while paused at the pending cap, and takes txs again once DA is back', async () => {
     const home = await homes.create('durable-2', true);
