@@ -19,11 +19,11 @@ export interface MempoolStore {
   height(): bigint;
   getTxLocations(txHashes: Uint8Array[]): Promise<Array<TxLocation | null>>;
   keepMempoolTxs(txs: Uint8Array[]): Promise<void>;
-  dropMempoolTxs(txs: Uint8Array[]): Promise<void>;
-  mempoolTxs(): Promise<Uint8Array[]>;
+  /** The kept txs no committed block holds, in the order they were kept. */
+  restoreMempoolTxs(): Promise<Uint8Array[]>;
 }
 
-/** A tx being admitted: its index lookup or its write to the store is under way. */
+/** A tx being admitted: its index lookup, then its write to the store, is under way. */
 interface Admission {
   id: string;
   digest: Buffer;
@@ -53,7 +53,7 @@ export class TxAlreadyKnownError extends TxRejectedError {
  * Txs waiting for a block, first in first out, each at most once, and never
  * one a committed block holds. A tx is acknowledged (add() resolves) only once
  * the store keeps it: a node killed then re-admits it on start (restore()), and
- * the commit of the block holding it deletes it from the store.
+ * the commit of the block holding it, which waits for that write, takes it out of the store.
  */
 export class Mempool {
   private readonly txs = new Map<string, Uint8Array>();
@@ -62,11 +62,9 @@ export class Mempool {
   private readonly inBlock = new Set<string>();
   /** Txs whose lookup has not started yet: looked up together, in one LevelDB getMany. */
   private batch: Admission[] = [];
-  /** Ids of every tx being admitted (batched, under lookup or being written), so a second copy is refused at once. */
+  /** Ids of every tx being admitted (batched or under lookup), so a second copy is refused at once. */
   private readonly admitting = new Set<string>();
-  /** Txs past their lookup whose write to the store is under way: they count toward the mempool's room. */
-  private writing = 0;
-  /** Admissions under way. */
+  /** Index lookups under way. */
   private readonly lookups = new Set<Promise<void>>();
 
   constructor(
@@ -76,25 +74,20 @@ export class Mempool {
 
   /**
    * Re-admits the txs the store kept (acknowledged before the node last
-   * stopped, and in no block it committed), in the order they came; drops from
-   * the store any a committed block holds. Call once, before txs are added.
+   * stopped, and in no block it committed), in the order they came. Call
+   * once, before txs are added.
    * Resolves with how many were re-admitted; the mempool's cap does not apply
    * to them, since each was acknowledged.
    */
   async restore(): Promise<number> {
-    const kept = await this.store.mempoolTxs();
-    if (kept.length === 0) return 0;
-    const locations = await this.store.getTxLocations(kept.map(txHash));
-    const committed = kept.filter((_, i) => locations[i]);
-    if (committed.length > 0) await this.store.dropMempoolTxs(committed);
     let restored = 0;
-    kept.forEach((tx, i) => {
+    for (const tx of await this.store.restoreMempoolTxs()) {
       const id = txHash(tx).toString('binary');
-      if (locations[i] || this.txs.has(id)) return;
+      if (this.txs.has(id)) continue;
       this.txs.set(id, tx);
       this.totalBytes += tx.length;
       restored++;
-    });
+    }
     return restored;
   }
 
@@ -134,7 +127,7 @@ export class Mempool {
   /**
    * Resolves once every tx whose add() has been called so far is queued or
    * refused: the producer takes a block's txs after this, so a tx that arrived
-   * before the block is not left for the next one while its lookup or write runs.
+   * before the block is not left for the next one while its lookup runs.
    */
   async settled(): Promise<void> {
     if (this.batch.length > 0) this.lookUp();
@@ -175,34 +168,34 @@ export class Mempool {
     for (const a of pending) {
       this.admitting.delete(a.id);
       try {
-        this.refuseIfFullOrHeld(a.id, this.writing);
+        this.refuseIfFullOrHeld(a.id, 0);
       } catch (err) {
         a.reject(err as Error);
         continue;
       }
-      this.admitting.add(a.id);
+      this.txs.set(a.id, a.tx);
+      this.totalBytes += a.tx.length;
       accepted.push(a);
     }
-    if (accepted.length === 0) return;
-    // Queued only once kept: a block can then take it, and that block's commit deletes what this write put.
-    this.writing += accepted.length;
-    let failure: Error | null = null;
+    if (accepted.length > 0) void this.keep(accepted);
+  }
+
+  /**
+   * Acknowledges txs once the store keeps them. They are queued already, so
+   * the block being built takes them while they are written: the store commits
+   * that block only after these writes (BlockStore.commitBlock).
+   */
+  private async keep(accepted: Admission[]): Promise<void> {
     try {
       await this.store.keepMempoolTxs(accepted.map((a) => a.tx));
     } catch (err) {
-      failure = err as Error;
-    }
-    this.writing -= accepted.length;
-    for (const a of accepted) {
-      this.admitting.delete(a.id);
-      if (failure) {
-        a.reject(failure);
-        continue;
+      for (const a of accepted) {
+        if (this.txs.delete(a.id)) this.totalBytes -= a.tx.length;
+        a.reject(err as Error);
       }
-      this.txs.set(a.id, a.tx);
-      this.totalBytes += a.tx.length;
-      a.resolve();
+      return;
     }
+    for (const a of accepted) a.resolve();
   }
 
   /** Refuses a tx the mempool has no room for (counting `incoming` txs still being admitted) or holds already. */

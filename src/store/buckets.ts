@@ -22,9 +22,10 @@ export enum Bucket {
   /** height (8 bytes BE) → ResponseFinalizeBlock protobuf of an ABCI app, as CometBFT keeps it for block_results */
   finalizeBlockResponse = 0x09,
   /**
-   * sha256 of a tx (32 bytes) → arrival number (8 BE) ‖ tx bytes: the txs an
-   * aggregator acknowledged and no committed block holds yet, re-admitted to
-   * the mempool on start; a block's commit deletes its txs' entries in its own batch.
+   * group number (8 bytes BE) → txs, each as length (4 BE) ‖ bytes: the txs an
+   * aggregator acknowledged (one entry per group commit) that no committed
+   * block holds yet, re-admitted to the mempool on start; a block's commit
+   * deletes or rewrites the entries of its txs in its own batch (MempoolJournal).
    */
   mempoolTx = 0x0a,
 }

@@ -3,7 +3,7 @@ import { join, dirname } from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { BlockSchema, StateSchema, encodeBlock, txHash, type Block, type State } from '../types/index.js';
-import { GroupCommit } from './group-commit.js';
+import { MempoolJournal } from './mempool-journal.js';
 import { storeOpenRemedy } from './open-error.js';
 import { Bucket, MetadataKey, bucketKey, heightKey, heightBytes, readHeight, stringKey } from './buckets.js';
 
@@ -53,15 +53,14 @@ export class BlockStore {
   private daIncluded = 0n;
   private closed = false;
   private daHeightListeners: Array<(height: bigint) => void> = [];
-  /** Arrival number of the next tx kept in the mempool bucket (its entries are re-admitted in this order). */
-  private nextMempoolSeq = 0n;
-  /** The mempool bucket's writes: concurrent tx admissions share one batch. */
-  private readonly mempoolWrites = new GroupCommit<StoreOp>((ops) => this.db.batch(ops));
+  private readonly mempool: MempoolJournal;
 
   private constructor(
     private readonly db: Db,
     readonly path: string,
-  ) {}
+  ) {
+    this.mempool = new MempoolJournal(db);
+  }
 
   /**
    * Opens (creating) the store. A LevelDB lock held by another process becomes
@@ -89,6 +88,7 @@ export class BlockStore {
       await db.close();
       throw err;
     }
+    await store.mempool.open();
     const state = await store.getState();
     store.latestHeight = state?.lastBlockHeight ?? 0n;
     const included = await store.getMetadata(MetadataKey.daIncludedHeight);
@@ -122,19 +122,25 @@ export class BlockStore {
   /**
    * Commits a block, its hash index, its txs' hash index, the state after it
    * and an executor's writes in one batch, which also takes the block's txs out
-   * of the mempool bucket; produced and synced blocks alike come through here.
+   * of the mempool bucket (MempoolJournal); produced and synced blocks alike come through here.
    * `blockBytes`: the block's protobuf, when the caller has it already.
    */
   async commitBlock(block: Block, hash: Uint8Array, state: State, extraOps: StoreOp[] = [], blockBytes: Uint8Array = encodeBlock(block)): Promise<void> {
     const height = block.header!.header!.height;
+    const txs = block.data?.txs ?? [];
+    // The mempool hands out txs while they are being kept: the block goes in after their entries, to take them out.
+    await this.mempool.written();
+    const mempool = this.mempool.commitOps(txs);
     const ops: StoreOp[] = [
       { type: 'put', key: heightKey(Bucket.block, height), value: blockBytes },
       { type: 'put', key: bucketKey(Bucket.heightByHash, hash), value: heightBytes(height) },
-      ...txIndexOps(block.data?.txs ?? [], height),
+      ...txIndexOps(txs, height),
+      ...mempool.ops,
       { type: 'put', key: bucketKey(Bucket.state), value: toBinary(StateSchema, state) },
       ...extraOps,
     ];
     await this.write(ops);
+    mempool.done();
     this.latestHeight = height;
   }
 
@@ -184,38 +190,19 @@ export class BlockStore {
   /**
    * Keeps acknowledged txs in the mempool bucket; resolves once they are
    * written. Calls made while a write is under way share the next batch (group
-   * commit). A tx the mempool hands to a block is written here first, so the
-   * block's commit, which deletes its entry, always comes after it.
+   * commit). A block's commit waits for the writes asked for before it, so the
+   * entries of its txs are there to take out.
    */
   keepMempoolTxs(txs: Uint8Array[]): Promise<void> {
-    return this.mempoolWrites.write(
-      txs.map((tx) => {
-        const value = new Uint8Array(8 + tx.length);
-        value.set(heightBytes(this.nextMempoolSeq++), 0);
-        value.set(tx, 8);
-        return { type: 'put', key: bucketKey(Bucket.mempoolTx, txHash(tx)), value };
-      }),
-    );
-  }
-
-  /** Deletes txs from the mempool bucket (txs found committed when re-admitted). */
-  dropMempoolTxs(txs: Uint8Array[]): Promise<void> {
-    return this.mempoolWrites.write(txs.map((tx) => ({ type: 'del', key: bucketKey(Bucket.mempoolTx, txHash(tx)) })));
+    return this.mempool.keep(txs);
   }
 
   /**
-   * The txs of the mempool bucket in the order they were acknowledged; later
-   * keepMempoolTxs calls number theirs after them. Read once, at start.
+   * The txs of the mempool bucket in the order they were acknowledged, but
+   * those a committed block holds, which leave the bucket now. Read once, at start.
    */
-  async mempoolTxs(): Promise<Uint8Array[]> {
-    const entries: Array<{ seq: bigint; tx: Uint8Array }> = [];
-    for await (const batch of inBatches(this.db.values({ gte: bucketKey(Bucket.mempoolTx), lt: bucketKey(Bucket.mempoolTx + 1) }), 10_000)) {
-      for (const value of batch) entries.push({ seq: readHeight(value), tx: value.subarray(8) });
-    }
-    entries.sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
-    const last = entries.at(-1)?.seq;
-    if (last !== undefined && last >= this.nextMempoolSeq) this.nextMempoolSeq = last + 1n;
-    return entries.map((e) => e.tx);
+  restoreMempoolTxs(): Promise<Uint8Array[]> {
+    return this.mempool.restore(async (txs) => (await this.getTxLocations(txs.map(txHash))).map((location) => location !== null));
   }
 
   /** The block and index holding the tx whose sha256 is `txHash`, or null when no committed block holds it. */
@@ -324,27 +311,23 @@ export class BlockStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.mempoolWrites.flushed();
+    await this.mempool.written();
     await this.db.close();
   }
 }
 
 /**
  * The tx-hash index entries of a block's txs (sha256 of the tx bytes, as
- * CometBFT's types.Tx.Hash), and the deletion of their mempool-bucket entries.
- * A tx a later block holds again points there: CometBFT's kv tx indexer also
- * keeps the latest (state/txindex/kv/kv.go).
+ * CometBFT's types.Tx.Hash). A tx a later block holds again points there:
+ * CometBFT's kv tx indexer also keeps the latest (state/txindex/kv/kv.go).
  */
 function txIndexOps(txs: Uint8Array[], height: bigint): StoreOp[] {
-  const ops: StoreOp[] = [];
-  txs.forEach((tx, index) => {
+  return txs.map((tx, index) => {
     const value = new Uint8Array(12);
     value.set(heightBytes(height), 0);
     new DataView(value.buffer).setUint32(8, index);
-    const hash = txHash(tx);
-    ops.push({ type: 'put', key: bucketKey(Bucket.txByHash, hash), value }, { type: 'del', key: bucketKey(Bucket.mempoolTx, hash) });
+    return { type: 'put', key: bucketKey(Bucket.txByHash, txHash(tx)), value };
   });
-  return ops;
 }
 
 /** What a LevelDB iterator yields, `size` at a time, closing the iterator however the caller stops. */

@@ -27,8 +27,7 @@ class Index implements MempoolStore {
     return hashes.map((h) => this.entries.get(Buffer.from(h).toString('hex')) ?? null);
   }
   async keepMempoolTxs(): Promise<void> {}
-  async dropMempoolTxs(): Promise<void> {}
-  async mempoolTxs(): Promise<Uint8Array[]> {
+  async restoreMempoolTxs(): Promise<Uint8Array[]> {
     return [];
   }
 }
@@ -104,6 +103,20 @@ async function tempStore() {
 
 const LIMITS = { maxTxs: 100, maxTxBytes: 64, retryAfterSeconds: 1 };
 const text = (t: Uint8Array) => Buffer.from(t).toString();
+/** The mempool bucket's entries (one per group commit), each as its txs' text. */
+async function keptEntries(store: BlockStore): Promise<string[][]> {
+  const entries: string[][] = [];
+  for await (const keys of store.bucketKeys(Bucket.mempoolTx)) {
+    for (const key of keys) {
+      const value = Buffer.from((await store.getRaw(bucketKey(Bucket.mempoolTx, key)))!);
+      const txs: string[] = [];
+      for (let at = 0; at < value.length; at += 4 + value.readUInt32BE(at)) txs.push(value.subarray(at + 4, at + 4 + value.readUInt32BE(at)).toString());
+      entries.push(txs);
+    }
+  }
+  return entries;
+}
+
 /** A promise and its resolve, to hold a write until the test lets it go. */
 function gate(): { opened: Promise<void>; open: () => void } {
   let open = () => {};
@@ -152,26 +165,33 @@ describe('GroupCommit (classic-level)', () => {
 });
 
 describe('Mempool durability (real store)', () => {
-  it('acknowledges a tx only once the store keeps it, and no block takes it before', async () => {
+  it("acknowledges a tx only once the store keeps it; a block taking it meanwhile commits after that write, and takes it out", async () => {
     const { store } = await tempStore();
+    // Hold the store's LevelDB writes of the mempool bucket (one put per group) until the test lets them go.
     const held = gate();
-    const keep = store.keepMempoolTxs.bind(store);
-    store.keepMempoolTxs = async (txs) => {
+    const db = (store as unknown as { db: ClassicLevel<Uint8Array, Uint8Array> }).db;
+    const put = db.put.bind(db);
+    db.put = (async (key: Uint8Array, value: Uint8Array) => {
       await held.opened;
-      return keep(txs);
-    };
+      return put(key, value);
+    }) as never;
     const mempool = new Mempool(LIMITS, store);
     let acked = false;
     const add = mempool.add(tx('a=1')).then(() => (acked = true));
+    await mempool.settled();
+    const taken = mempool.take(10, 1 << 20);
+    expect(taken.map(text)).toEqual(['a=1']);
+    const block = sampleBlock(1n, Ed25519Key.generate(), taken);
+    let committed = false;
+    const commit = store.commitBlock(block, headerHash(block.header!.header!), create(StateSchema, { lastBlockHeight: 1n })).then(() => (committed = true));
     await new Promise(setImmediate);
-    expect(acked).toBe(false);
-    expect(mempool.take(10, 1 << 20), 'not yet kept: not in a block either').toEqual([]);
+    expect([acked, committed, store.height()], 'neither the answer nor the block before the tx is kept').toEqual([false, false, 0n]);
     held.open();
-    await add;
-    expect(mempool.take(10, 1 << 20).map(text)).toEqual(['a=1']);
+    await Promise.all([add, commit]);
+    expect(await keptEntries(store), "the block's batch took it out").toEqual([]);
   });
 
-  it('shares one store batch among txs that arrive together', async () => {
+  it('shares one store write among txs that arrive together', async () => {
     const { store } = await tempStore();
     const kept: number[] = [];
     const keep = store.keepMempoolTxs.bind(store);
@@ -187,11 +207,14 @@ describe('Mempool durability (real store)', () => {
   it('re-admits kept txs after a restart in arrival order, without those a committed block took', async () => {
     const s = await tempStore();
     const mempool = new Mempool(LIMITS, s.store);
-    for (const t of ['a=1', 'b=1', 'c=1', 'd=1']) await mempool.add(tx(t));
+    await Promise.all(['a=1', 'b=1', 'c=1'].map((t) => mempool.add(tx(t))));
+    await mempool.add(tx('d=1'));
+    expect(await keptEntries(s.store), 'one entry per group commit').toEqual([['a=1', 'b=1', 'c=1'], ['d=1']]);
     // A block takes the first two and commits; the node is then killed before taking the others.
     const taken = mempool.take(2, 1 << 20);
     const block = sampleBlock(1n, Ed25519Key.generate(), taken);
     await s.store.commitBlock(block, headerHash(block.header!.header!), create(StateSchema, { lastBlockHeight: 1n }));
+    expect(await keptEntries(s.store), "the block's batch took its txs out").toEqual([['c=1'], ['d=1']]);
     const restarted = new Mempool(LIMITS, await s.reopen());
     expect(await restarted.restore()).toBe(2);
     expect(restarted.peek(10).map(text)).toEqual(['c=1', 'd=1']);
@@ -209,8 +232,6 @@ describe('Mempool durability (real store)', () => {
     const mempool = new Mempool(LIMITS, await s.reopen());
     expect(await mempool.restore()).toBe(1);
     expect(mempool.peek(10).map(text)).toEqual(['new=1']);
-    const store = await s.reopen();
-    expect(await store.getRaw(bucketKey(Bucket.mempoolTx, createHash('sha256').update('old=1').digest()))).toBeNull();
-    expect((await store.mempoolTxs()).map(text)).toEqual(['new=1']);
+    expect(await keptEntries(s.store)).toEqual([['new=1']]);
   });
 });
