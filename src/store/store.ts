@@ -34,7 +34,9 @@ export class StoreLockedError extends Error {
  * Format of the blocks and state this node writes. 2: ev-node's wire format
  * (slim headers, libp2p-marshalled signer keys, ev-node's State). Stores
  * written before carry no version (format 1): their headers hash and their
- * state decodes differently, so they are refused, never read.
+ * state decodes differently, so they are refused, never read. A bucket added
+ * later (the mempool bucket) keeps the format: a store without it reads as
+ * one with it empty, and a noded before it leaves it alone.
  */
 export const STORE_FORMAT_VERSION = 2;
 
