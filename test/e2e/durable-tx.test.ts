@@ -113,8 +113,9 @@ describe('durable tx admission', () => {
       const res = await fetch(`${node.rpc}/tx`, { method: 'POST', body: tx });
       return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.text() };
     };
-    const broadcastSync = (tx: string) =>
-      fetchJson(node.status, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'broadcast_tx_sync', params: { tx: Buffer.from(tx).toString('base64') } }));
+    const broadcast = (method: 'broadcast_tx_sync' | 'broadcast_tx_async', tx: string) =>
+      fetchJson(node.status, JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { tx: Buffer.from(tx).toString('base64') } }));
+    const broadcastSync = (tx: string) => broadcast('broadcast_tx_sync', tx);
 
     expect((await post('before=1')).status).toBe(200);
     await da.setFaults({ refuse: true });
@@ -131,6 +132,8 @@ describe('durable tx admission', () => {
     const rpc = await broadcastSync('paused-comet=1');
     expect(rpc.status).toBe(200);
     expect(rpc.json.error).toEqual({ code: -32000, message: 'Server error', data: JSON.parse(refused.body).error });
+    // broadcast_tx_async too: it answers once the tx is kept, so it cannot acknowledge one the node will not take.
+    expect((await broadcast('broadcast_tx_async', 'paused-async=1')).json.error).toMatchObject({ code: -32000, data: JSON.parse(refused.body).error });
     await waitFor(() => node.stderr.includes('block production halted until DA catches up'), 'the producer to report the pause');
 
     await da.setFaults({ refuse: false });
