@@ -7,6 +7,7 @@
  */
 import { parseArgs } from 'node:util';
 import { abci } from './figures/abci.js';
+import { admission } from './figures/admission.js';
 import { catchup } from './figures/catchup.js';
 import { daSync } from './figures/da-sync.js';
 import { dashboard } from './figures/dashboard.js';
@@ -25,7 +26,7 @@ import { packageRoot } from './lib/node.js';
 import { markdownTable, runMeta, writeResults, type Row } from './lib/report.js';
 import { killLiveChildren, Scope } from './lib/scope.js';
 
-const BENCHES: Bench[] = [getBlock, producer, metrics, daSync, catchup, submitter, version, idleRss, doctor, gossip, dashboard, abci, grpcExec, evm];
+const BENCHES: Bench[] = [getBlock, producer, admission, metrics, daSync, catchup, submitter, version, idleRss, doctor, gossip, dashboard, abci, grpcExec, evm];
 
 const USAGE = `usage: node dist/bench/run.js [--quick] [--only NAME[,NAME…]] [--noded-only]
 

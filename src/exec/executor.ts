@@ -56,3 +56,18 @@ export class TxRejectedError extends Error {
     this.name = 'TxRejectedError';
   }
 }
+
+/**
+ * A tx the node cannot take now but can soon (production paused at the
+ * pending cap, mempool full): 503 with Retry-After, nothing acknowledged.
+ */
+export class TxBackpressureError extends TxRejectedError {
+  constructor(
+    message: string,
+    /** How long the sender should wait before trying again, in whole seconds (Retry-After). */
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message, 503);
+    this.name = 'TxBackpressureError';
+  }
+}

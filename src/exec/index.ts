@@ -1,5 +1,5 @@
-export { TxRejectedError, type BlockResults, type Executor, type ExecResult } from './executor.js';
-export { Mempool, TxAlreadyKnownError, type CommittedTxs, type MempoolLimits } from './mempool.js';
+export { TxBackpressureError, TxRejectedError, type BlockResults, type Executor, type ExecResult } from './executor.js';
+export { Mempool, TxAlreadyKnownError, type MempoolLimits, type MempoolStore } from './mempool.js';
 export { KvExecutor, MAX_BLOCK_TXS, MAX_BLOCK_TX_BYTES } from './kv/kv.js';
 export { createExecutor, type ExecutorDeps } from './create.js';
 export { AbciExecutor, CheckTxRejectedError } from './abci/index.js';

@@ -1,20 +1,29 @@
-import { hash } from 'node:crypto';
 import type { TxLocation } from '../store/index.js';
-import { TxRejectedError } from './executor.js';
+import { txHash } from '../types/index.js';
+import { TxBackpressureError, TxRejectedError } from './executor.js';
 
 export interface MempoolLimits {
   maxTxs: number;
   /** Largest tx accepted, in bytes. */
   maxTxBytes: number;
+  /** What a sender told "mempool full" should wait before trying again (about a block time), in seconds. */
+  retryAfterSeconds: number;
 }
 
-/** Where committed txs are found: the store's tx-hash index, and its height to tell whether a block landed meanwhile. */
-export interface CommittedTxs {
+/**
+ * The store as the mempool uses it: the tx-hash index (and its height, to tell
+ * whether a block landed meanwhile) to refuse committed txs, and the mempool
+ * bucket that keeps acknowledged txs through a crash.
+ */
+export interface MempoolStore {
   height(): bigint;
   getTxLocations(txHashes: Uint8Array[]): Promise<Array<TxLocation | null>>;
+  keepMempoolTxs(txs: Uint8Array[]): Promise<void>;
+  /** The kept txs no committed block holds, in the order they were kept. */
+  restoreMempoolTxs(): Promise<Uint8Array[]>;
 }
 
-/** A tx being admitted: its index lookup is under way. */
+/** A tx being admitted: its index lookup, then its write to the store, is under way. */
 interface Admission {
   id: string;
   digest: Buffer;
@@ -42,7 +51,9 @@ export class TxAlreadyKnownError extends TxRejectedError {
 
 /**
  * Txs waiting for a block, first in first out, each at most once, and never
- * one a committed block holds.
+ * one a committed block holds. A tx is acknowledged (add() resolves) only once
+ * the store keeps it: a node killed then re-admits it on start (restore()), and
+ * the commit of the block holding it, which waits for that write, takes it out of the store.
  */
 export class Mempool {
   private readonly txs = new Map<string, Uint8Array>();
@@ -53,13 +64,32 @@ export class Mempool {
   private batch: Admission[] = [];
   /** Ids of every tx being admitted (batched or under lookup), so a second copy is refused at once. */
   private readonly admitting = new Set<string>();
-  /** Lookups under way. */
+  /** Index lookups under way. */
   private readonly lookups = new Set<Promise<void>>();
 
   constructor(
     private readonly limits: MempoolLimits,
-    private readonly committed: CommittedTxs,
+    private readonly store: MempoolStore,
   ) {}
+
+  /**
+   * Re-admits the txs the store kept (acknowledged before the node last
+   * stopped, and in no block it committed), in the order they came. Call
+   * once, before txs are added.
+   * Resolves with how many were re-admitted; the mempool's cap does not apply
+   * to them, since each was acknowledged.
+   */
+  async restore(): Promise<number> {
+    let restored = 0;
+    for (const tx of await this.store.restoreMempoolTxs()) {
+      const id = txHash(tx).toString('binary');
+      if (this.txs.has(id)) continue;
+      this.txs.set(id, tx);
+      this.totalBytes += tx.length;
+      restored++;
+    }
+    return restored;
+  }
 
   get size(): number {
     return this.txs.size;
@@ -71,15 +101,17 @@ export class Mempool {
   }
 
   /**
-   * Queues a tx once no committed block holds it. The index lookups of the txs
-   * that arrive together are made in one LevelDB call: one get per tx cost the
-   * producer figure a third of its throughput at 1,000 txs a block.
+   * Queues a tx once no committed block holds it and the store keeps it. The
+   * index lookups of the txs that arrive together are made in one LevelDB call
+   * (one get per tx cost the producer figure a third of its throughput at 1,000
+   * txs a block), and their writes share one batch with whatever else arrived
+   * while the last one was written.
    */
   add(tx: Uint8Array): Promise<void> {
     if (tx.length > this.limits.maxTxBytes) {
       return Promise.reject(new TxRejectedError(`tx is ${tx.length} bytes; the limit is ${this.limits.maxTxBytes}`, 413));
     }
-    const digest = hash('sha256', tx, 'buffer');
+    const digest = txHash(tx);
     const id = digest.toString('binary');
     try {
       this.refuseIfFullOrHeld(id, this.admitting.size);
@@ -114,9 +146,9 @@ export class Mempool {
     let pending = batch;
     try {
       // A block committed while the index was read may hold a tx and have cleared it from inBlock: read those again.
-      for (let height = -1n; pending.length > 0 && height !== this.committed.height(); ) {
-        height = this.committed.height();
-        const locations = await this.committed.getTxLocations(pending.map((a) => a.digest));
+      for (let height = -1n; pending.length > 0 && height !== this.store.height(); ) {
+        height = this.store.height();
+        const locations = await this.store.getTxLocations(pending.map((a) => a.digest));
         pending = pending.filter((a, i) => {
           const location = locations[i];
           if (!location) return true;
@@ -132,6 +164,7 @@ export class Mempool {
       }
       return;
     }
+    const accepted: Admission[] = [];
     for (const a of pending) {
       this.admitting.delete(a.id);
       try {
@@ -142,25 +175,38 @@ export class Mempool {
       }
       this.txs.set(a.id, a.tx);
       this.totalBytes += a.tx.length;
-      a.resolve();
+      accepted.push(a);
     }
+    if (accepted.length > 0) void this.keep(accepted);
+  }
+
+  /**
+   * Acknowledges txs once the store keeps them. They are queued already, so
+   * the block being built takes them while they are written: the store commits
+   * that block only after these writes (BlockStore.commitBlock).
+   */
+  private async keep(accepted: Admission[]): Promise<void> {
+    try {
+      await this.store.keepMempoolTxs(accepted.map((a) => a.tx));
+    } catch (err) {
+      for (const a of accepted) {
+        if (this.txs.delete(a.id)) this.totalBytes -= a.tx.length;
+        a.reject(err as Error);
+      }
+      return;
+    }
+    for (const a of accepted) a.resolve();
   }
 
   /** Refuses a tx the mempool has no room for (counting `incoming` txs still being admitted) or holds already. */
   private refuseIfFullOrHeld(id: string, incoming: number): void {
     if (this.txs.size + incoming >= this.limits.maxTxs) {
-      throw new TxRejectedError(
+      throw new TxBackpressureError(
         `mempool full (${this.limits.maxTxs} txs waiting); retry after the next block or raise --node.node.mempool_max_txs`,
-        503,
+        this.limits.retryAfterSeconds,
       );
     }
     if (this.txs.has(id) || this.inBlock.has(id) || this.admitting.has(id)) throw new TxAlreadyKnownError(null);
-  }
-
-  /** Whether the tx waits here or in the block being built. */
-  holds(tx: Uint8Array): boolean {
-    const id = hash('sha256', tx, 'binary');
-    return this.txs.has(id) || this.inBlock.has(id);
   }
 
   /** Up to `limit` waiting txs, oldest first, left in the mempool (unconfirmed_txs). */
@@ -190,7 +236,7 @@ export class Mempool {
 
   /** Puts txs `take` gave back at the head of the line, in their order (an execution layer postponed them to a later block). */
   requeue(txs: Uint8Array[]): void {
-    const back = txs.map((tx) => [hash('sha256', tx, 'binary'), tx] as const);
+    const back = txs.map((tx) => [txHash(tx).toString('binary'), tx] as const);
     for (const [id, tx] of back) {
       this.inBlock.delete(id);
       this.totalBytes += tx.length;

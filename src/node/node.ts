@@ -2,7 +2,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Config } from '../config/index.js';
 import { daNamespaces, formatHostPort, nodeListenerMove, parsePeerList } from '../config/index.js';
 import { CELESTIA_MEMPOOL_TTL_BLOCKS, DaCache, DaClient, DaRetriever, DaSubmitter, LocalDa, clearCache, type DaActivity, type DaNamespaces } from '../da/index.js';
-import { AbciExecutor, KvExecutor, Mempool, TxRejectedError, createExecutor, instrumentExecutor, type Executor } from '../exec/index.js';
+import { AbciExecutor, KvExecutor, Mempool, TxBackpressureError, TxRejectedError, createExecutor, instrumentExecutor, type Executor } from '../exec/index.js';
 import { createNodeMetrics, type NodeReadings } from '../metrics/index.js';
 import { P2PNetwork, type EncodedBlockAt, type EncodedBlockSource } from '../p2p/index.js';
 import { readHome, type Home } from '../home/index.js';
@@ -148,7 +148,13 @@ export class Node {
       const namespaces = daNamespaces(config.da.namespace || home.genesis.chainId, config.da.data_namespace);
       const cache = new DaCache(home.paths.cacheDir, logger.child({ module: 'da' }));
 
-      const mempool = new Mempool({ maxTxs: config.node.mempool_max_txs, maxTxBytes: MAX_REQUEST_BYTES }, store);
+      const mempool = new Mempool(
+        { maxTxs: config.node.mempool_max_txs, maxTxBytes: MAX_REQUEST_BYTES, retryAfterSeconds: retryAfterSeconds(config.node.block_time) },
+        store,
+      );
+      // Txs acknowledged before the node last stopped, in no block yet: they wait for the next blocks again.
+      const restored = await mempool.restore();
+      if (restored > 0) logger.child({ module: 'node' }).info({ txs: restored }, `re-admitted ${restored} acknowledged txs kept in the store into the mempool`);
       const executor = await createExecutor({
         config,
         home: home.paths.home,
@@ -253,7 +259,7 @@ export class Node {
 
       // The backend reads `node` lazily: the servers bind before the Node object exists.
       let node: Node | undefined;
-      const parts = { home, store, chain, mempool, executor, namespaces, p2p };
+      const parts = { home, store, chain, mempool, executor, namespaces, p2p, producer };
       const backend = createBackend(() => node, opts, parts);
       const rpcLogger = logger.child({ module: 'rpc' });
       // Both listeners under the same limits and access policy (rpc.*), each answering refusals in its own error shape.
@@ -436,6 +442,9 @@ function readings(node: Node): NodeReadings {
   };
 }
 
+/** Retry-After for a sender to wait about `ms` (a block time): whole seconds, at least 1. */
+const retryAfterSeconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+
 function removePidFile(pidFile: string): void {
   try {
     if (readFileSync(pidFile, 'utf8').trim() === String(process.pid)) rmSync(pidFile);
@@ -447,9 +456,9 @@ function removePidFile(pidFile: string): void {
 function createBackend(
   node: () => Node | undefined,
   opts: NodeOptions,
-  parts: Pick<NodeComponents, 'home' | 'store' | 'chain' | 'mempool' | 'executor' | 'namespaces' | 'p2p'>,
+  parts: Pick<NodeComponents, 'home' | 'store' | 'chain' | 'mempool' | 'executor' | 'namespaces' | 'p2p' | 'producer'>,
 ): RpcBackend {
-  const { home, store, chain, mempool, executor, namespaces, p2p } = parts;
+  const { home, store, chain, mempool, executor, namespaces, p2p, producer } = parts;
   const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
   return {
     chainId: home.genesis.chainId,
@@ -488,6 +497,9 @@ function createBackend(
       if (!opts.config.node.aggregator) {
         throw new TxRejectedError('this node is a full node and does not produce blocks; send txs to the aggregator', 503);
       }
+      // A tx taken now would wait for blocks that are not being made: the sender is told to come back instead.
+      const paused = producer?.pendingCapReason();
+      if (paused) throw new TxBackpressureError(`${paused}; retry once DA catches up`, retryAfterSeconds(opts.config.da.block_time));
       return executor.submitTx(tx);
     },
     kv: executor instanceof KvExecutor ? { get: (key) => executor.get(key) } : null,

@@ -47,13 +47,25 @@ export class BlockProducer {
     await this.loop;
   }
 
+  /**
+   * Why production cannot go on now (the pending cap is reached), or null:
+   * read at the moment asked, so tx admission sees a pause before the loop's next tick does.
+   */
+  pendingCapReason(): string | null {
+    const { maxPendingBlocks } = this.opts;
+    const pending = this.opts.pendingBlocks();
+    if (maxPendingBlocks <= 0 || pending < BigInt(maxPendingBlocks)) return null;
+    return `production paused: ${pending} blocks pending DA inclusion (cap ${maxPendingBlocks})`;
+  }
+
   /** Checks the pending cap, logging once when production halts and once when it resumes. */
   private atPendingCap(): boolean {
     const { maxPendingBlocks } = this.opts;
     const pending = this.opts.pendingBlocks();
-    const atCap = maxPendingBlocks > 0 && pending >= BigInt(maxPendingBlocks);
+    const reason = this.pendingCapReason();
+    const atCap = reason !== null;
     if (atCap && !this.pausedReason) {
-      this.pausedReason = `production paused: ${pending} blocks pending DA inclusion (cap ${maxPendingBlocks})`;
+      this.pausedReason = reason;
       this.logger.warn(
         { code: 'PRODUCTION_PAUSED', pending: Number(pending), maxPendingBlocks },
         `block production halted until DA catches up: ${pending} of ${maxPendingBlocks} blocks are waiting for DA inclusion (node.max_pending_blocks)`,

@@ -56,7 +56,7 @@ export interface RpcBackend {
   /** This node's P2P identity, listen addresses and connected peers. */
   netInfo(): NetSummary;
   /** The txs waiting for a block. */
-  readonly mempool: Pick<Mempool, 'size' | 'bytes' | 'holds' | 'peek'>;
+  readonly mempool: Pick<Mempool, 'size' | 'bytes' | 'peek'>;
   /** The chain's genesis (config/genesis.json). */
   readonly genesis: Genesis;
   /** config/genesis.json as the node read it at start, served as is by `GET /genesis` (what `noded init --join` fetches). */
@@ -67,7 +67,11 @@ export interface RpcBackend {
   onBlock(listener: (height: bigint) => void): () => void;
   /** The execution layer's results of a block, given its txs (null: none kept for it); null when the layer has none to give (evm). */
   readonly blockResults: ((height: bigint, txs: Uint8Array[]) => Promise<BlockResults | null>) | null;
-  /** Queues a tx (an ABCI app checks it first: its CheckTx answer comes back); throws TxRejectedError with the HTTP status to answer. */
+  /**
+   * Queues a tx (an ABCI app checks it first: its CheckTx answer comes back),
+   * resolving once the store keeps it; throws TxRejectedError with the HTTP
+   * status to answer (TxBackpressureError: 503, try again after a while).
+   */
   submitTx(tx: Uint8Array): void | Promise<void | ResponseCheckTx>;
   /** What the dashboard shows beside the blocks (`GET /node_info` on the status listener). */
   info(): NodeInfo;

@@ -1,11 +1,10 @@
-import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { fromBinary, toBinary, type DescMessage } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
-import { TxRejectedError } from '../exec/index.js';
+import { TxBackpressureError, TxRejectedError } from '../exec/index.js';
 import type { Logger } from '../log/index.js';
-import { ConfigService, P2PService, StoreService } from '../types/index.js';
+import { ConfigService, P2PService, StoreService, txHash } from '../types/index.js';
 import type { HealthReport, RpcBackend } from './backend.js';
 import { BlockJsonCache } from './block-json-cache.js';
 import { connectAdapter } from './connect-adapter.js';
@@ -215,6 +214,11 @@ export class RpcServer implements GuardedServer {
     sendJson(res, 200, this.backend.genesisJson);
   }
 
+  /**
+   * Answers 200 only once the tx is kept in the store (it survives a crash);
+   * 503 with Retry-After while the node cannot take txs (production paused at
+   * the pending cap, mempool full).
+   */
   private async tx(req: Req, res: Res): Promise<void> {
     if (req.method !== 'POST') return sendJson(res, 405, errorJson('use POST /tx with the tx bytes (key=value) as the body'));
     let tx: Buffer;
@@ -225,13 +229,15 @@ export class RpcServer implements GuardedServer {
       throw err;
     }
     if (tx.length === 0) return sendJson(res, 400, errorJson('empty body: send the tx bytes (key=value) as the request body'));
+    const bytes = new Uint8Array(tx);
     try {
-      await this.backend.submitTx(new Uint8Array(tx));
+      await this.backend.submitTx(bytes);
     } catch (err) {
+      if (err instanceof TxBackpressureError) res.setHeader('retry-after', String(err.retryAfterSeconds));
       if (err instanceof TxRejectedError) return sendJson(res, err.httpStatus, errorJson(err.message));
       throw err;
     }
-    sendJson(res, 200, JSON.stringify({ tx_hash: createHash('sha256').update(tx).digest('hex').toUpperCase() }));
+    sendJson(res, 200, JSON.stringify({ tx_hash: txHash(bytes).toString('hex').toUpperCase() }));
   }
 
   private async kv(rawKey: string, req: Req, res: Res): Promise<void> {

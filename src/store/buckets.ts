@@ -23,6 +23,13 @@ export enum Bucket {
   finalizeBlockResponse = 0x09,
   /** height (8 bytes BE) → sha256 of the ExecuteTxs request (prev state root ‖ txs) (32) ‖ the state root after it: `noded exec serve`'s ledger */
   execLedger = 0x0a,
+  /**
+   * group number (8 bytes BE) → txs, each as length (4 BE) ‖ bytes: the txs an
+   * aggregator acknowledged (one entry per group commit) that no committed
+   * block holds yet, re-admitted to the mempool on start; a block's commit
+   * deletes or rewrites the entries of its txs in its own batch (MempoolJournal).
+   */
+  mempoolTx = 0x0b,
 }
 
 /** Well-known keys of the metadata bucket. */

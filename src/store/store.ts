@@ -1,9 +1,9 @@
-import { hash as digest } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
-import { BlockSchema, StateSchema, encodeBlock, type Block, type State } from '../types/index.js';
+import { BlockSchema, StateSchema, encodeBlock, txHash, type Block, type State } from '../types/index.js';
+import { MempoolJournal } from './mempool-journal.js';
 import { storeOpenRemedy } from './open-error.js';
 import { Bucket, MetadataKey, bucketKey, heightKey, heightBytes, readHeight, stringKey } from './buckets.js';
 
@@ -34,7 +34,9 @@ export class StoreLockedError extends Error {
  * Format of the blocks and state this node writes. 2: ev-node's wire format
  * (slim headers, libp2p-marshalled signer keys, ev-node's State). Stores
  * written before carry no version (format 1): their headers hash and their
- * state decodes differently, so they are refused, never read.
+ * state decodes differently, so they are refused, never read. A bucket added
+ * later (the mempool bucket) keeps the format: a store without it reads as
+ * one with it empty, and a noded before it leaves it alone.
  */
 export const STORE_FORMAT_VERSION = 2;
 
@@ -43,20 +45,24 @@ export class StoreFormatError extends Error {
 }
 
 /**
- * The node's LevelDB: blocks, hash index, state, metadata and DA heights.
- * Every block goes in with its state in one atomic batch, so after a crash the
- * store holds either the whole block or none of it.
+ * The node's LevelDB: blocks, hash index, state, metadata, DA heights and the
+ * acknowledged txs not yet in a block. Every block goes in with its state in
+ * one atomic batch, so after a crash the store holds either the whole block or
+ * none of it.
  */
 export class BlockStore {
   private latestHeight = 0n;
   private daIncluded = 0n;
   private closed = false;
   private daHeightListeners: Array<(height: bigint) => void> = [];
+  private readonly mempool: MempoolJournal;
 
   private constructor(
     private readonly db: Db,
     readonly path: string,
-  ) {}
+  ) {
+    this.mempool = new MempoolJournal(db);
+  }
 
   /**
    * Opens (creating) the store. A LevelDB lock held by another process becomes
@@ -84,6 +90,7 @@ export class BlockStore {
       await db.close();
       throw err;
     }
+    await store.mempool.open();
     const state = await store.getState();
     store.latestHeight = state?.lastBlockHeight ?? 0n;
     const included = await store.getMetadata(MetadataKey.daIncludedHeight);
@@ -116,19 +123,26 @@ export class BlockStore {
 
   /**
    * Commits a block, its hash index, its txs' hash index, the state after it
-   * and an executor's writes in one batch; produced and synced blocks alike
-   * come through here. `blockBytes`: the block's protobuf, when the caller has it already.
+   * and an executor's writes in one batch, which also takes the block's txs out
+   * of the mempool bucket (MempoolJournal); produced and synced blocks alike come through here.
+   * `blockBytes`: the block's protobuf, when the caller has it already.
    */
   async commitBlock(block: Block, hash: Uint8Array, state: State, extraOps: StoreOp[] = [], blockBytes: Uint8Array = encodeBlock(block)): Promise<void> {
     const height = block.header!.header!.height;
+    const txs = block.data?.txs ?? [];
+    // The mempool hands out txs while they are being kept: the block goes in after their entries, to take them out.
+    await this.mempool.written();
+    const mempool = this.mempool.commitOps(txs);
     const ops: StoreOp[] = [
       { type: 'put', key: heightKey(Bucket.block, height), value: blockBytes },
       { type: 'put', key: bucketKey(Bucket.heightByHash, hash), value: heightBytes(height) },
-      ...txIndexOps(block.data?.txs ?? [], height),
+      ...txIndexOps(txs, height),
+      ...mempool.ops,
       { type: 'put', key: bucketKey(Bucket.state), value: toBinary(StateSchema, state) },
       ...extraOps,
     ];
     await this.write(ops);
+    mempool.done();
     this.latestHeight = height;
   }
 
@@ -173,6 +187,24 @@ export class BlockStore {
   async getHeightByHash(hash: Uint8Array): Promise<bigint | null> {
     const v = await this.db.get(bucketKey(Bucket.heightByHash, hash));
     return v ? readHeight(v) : null;
+  }
+
+  /**
+   * Keeps acknowledged txs in the mempool bucket; resolves once they are
+   * written. Calls made while a write is under way share the next batch (group
+   * commit). A block's commit waits for the writes asked for before it, so the
+   * entries of its txs are there to take out.
+   */
+  keepMempoolTxs(txs: Uint8Array[]): Promise<void> {
+    return this.mempool.keep(txs);
+  }
+
+  /**
+   * The txs of the mempool bucket in the order they were acknowledged, but
+   * those a committed block holds, which leave the bucket now. Read once, at start.
+   */
+  restoreMempoolTxs(): Promise<Uint8Array[]> {
+    return this.mempool.restore(async (txs) => (await this.getTxLocations(txs.map(txHash))).map((location) => location !== null));
   }
 
   /** The block and index holding the tx whose sha256 is `txHash`, or null when no committed block holds it. */
@@ -286,6 +318,7 @@ export class BlockStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.mempool.written();
     await this.db.close();
   }
 }
@@ -300,7 +333,7 @@ function txIndexOps(txs: Uint8Array[], height: bigint): StoreOp[] {
     const value = new Uint8Array(12);
     value.set(heightBytes(height), 0);
     new DataView(value.buffer).setUint32(8, index);
-    return { type: 'put', key: bucketKey(Bucket.txByHash, digest('sha256', tx, 'buffer')), value };
+    return { type: 'put', key: bucketKey(Bucket.txByHash, txHash(tx)), value };
   });
 }
 

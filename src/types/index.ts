@@ -1,5 +1,6 @@
 export * from './keys.js';
 export * from './block.js';
+export * from './tx.js';
 export * from './time.js';
 export * from './gen/node/v1/node_pb.js';
 export * from './gen/node/v1/state_pb.js';

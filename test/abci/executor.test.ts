@@ -40,7 +40,7 @@ function appClient(address: string): AbciClient {
 }
 
 function executor(store: BlockStore, address: string): AbciExecutor {
-  return new AbciExecutor({ client: appClient(address), store, mempool: new Mempool({ maxTxs: 100, maxTxBytes: 1024 }, store), genesis, maxBlockTxBytes: 1 << 20, logger: silentLogger() });
+  return new AbciExecutor({ client: appClient(address), store, mempool: new Mempool({ maxTxs: 100, maxTxBytes: 1024, retryAfterSeconds: 1 }, store), genesis, maxBlockTxBytes: 1 << 20, logger: silentLogger() });
 }
 
 /** The start-up handshake of `exec`: resolves once it is done, rejects with what it would stop the node with. */

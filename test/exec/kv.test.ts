@@ -17,7 +17,7 @@ async function kv(maxTxs = 100) {
   cleanups.push(home.cleanup);
   const store = await BlockStore.open(join(home.dir, 'store'));
   cleanups.push(() => store.close());
-  const mempool = new Mempool({ maxTxs, maxTxBytes: 1024 }, store);
+  const mempool = new Mempool({ maxTxs, maxTxBytes: 1024, retryAfterSeconds: 1 }, store);
   const exec = new KvExecutor(store, mempool);
   await exec.load();
   /** Executes and commits a block, as the node does, so the kv writes land in the store. */

@@ -29,7 +29,7 @@ const makeBlock = (height: bigint) => sampleBlock(height, signer);
 describe('BlockStore', () => {
   it("indexes each committed tx by sha256 in the block's batch; the mempool refuses it then, naming the block", async () => {
     const { store } = await openTemp();
-    const mempool = new Mempool({ maxTxs: 10, maxTxBytes: 1024 }, store);
+    const mempool = new Mempool({ maxTxs: 10, maxTxBytes: 1024, retryAfterSeconds: 1 }, store);
     const tx = new TextEncoder().encode('k1=v');
     await mempool.add(tx);
     expect(mempool.take(10, 1024)).toEqual([tx]);

@@ -65,10 +65,21 @@ const sameBytes = (a: Uint8Array, b: Uint8Array) => Buffer.compare(a, b) === 0;
 
 const DELETE_DATA = 'stop `noded exec serve` and delete its data directory (and its app\'s), then start it again: the node replays its blocks into it';
 
-const MEMPOOL_LIMITS = { maxTxs: 100_000, maxTxBytes: 1024 * 1024 };
+const MEMPOOL_LIMITS = { maxTxs: 100_000, maxTxBytes: 1024 * 1024, retryAfterSeconds: 1 };
 
-/** A mempool with no committed-tx index: the executor keeps no blocks. */
-const newMempool = () => new Mempool(MEMPOOL_LIMITS, { height: () => 0n, getTxLocations: async (hashes) => hashes.map(() => null) });
+/**
+ * The executor's own mempool (txs sent to `exec serve`'s POST /tx): no
+ * committed-tx index, as the executor keeps no blocks, and held in memory only,
+ * as an execution client's own mempool is (the node's durable admission is the
+ * node's; these txs reach it through GetTxs).
+ */
+const newMempool = () =>
+  new Mempool(MEMPOOL_LIMITS, {
+    height: () => 0n,
+    getTxLocations: async (hashes) => hashes.map(() => null),
+    keepMempoolTxs: async () => {},
+    restoreMempoolTxs: async () => [],
+  });
 
 /**
  * A state machine as a remote executor, with a ledger of the blocks it

@@ -25,6 +25,8 @@ export const invalidRequest = (data: string) => new RpcError(-32600, 'Invalid Re
 export const methodNotFound = () => new RpcError(-32601, 'Method not found');
 /** A method's own failure: CometBFT answers every error a method returns so (RPCInternalError). */
 export const internalError = (data: string) => new RpcError(-32603, 'Internal error', data);
+/** The server cannot serve the call now (types.go RPCServerError): here, a tx the node has no room or production for. */
+export const serverError = (data: string) => new RpcError(-32000, 'Server error', data);
 
 /** Where the params came from: CometBFT reads them differently in a JSON-RPC body and in a URL query. */
 export type ParamsForm = 'json' | 'uri';

@@ -1,11 +1,12 @@
 import { hash as digest } from 'node:crypto';
 import type { ResponseCheckTx } from 'cosmjs-types/tendermint/abci/types';
-import { CheckTxRejectedError, TxAlreadyKnownError, TxRejectedError } from '../../exec/index.js';
+import { CheckTxRejectedError, TxAlreadyKnownError, TxBackpressureError, TxRejectedError } from '../../exec/index.js';
 import type { TxLocation } from '../../store/index.js';
+import { txHash } from '../../types/index.js';
 import type { ChainView, StatusMethod } from './chain-view.js';
 import { perPage } from './chain-methods.js';
 import { b64, hex, txResultJson } from './encoding.js';
-import { internalError, type CallParams } from './jsonrpc.js';
+import { internalError, serverError, type CallParams } from './jsonrpc.js';
 
 /** How long broadcast_tx_commit waits for the block: CometBFT's timeout_broadcast_tx_commit default (config/config.go). */
 export const BROADCAST_TX_COMMIT_TIMEOUT_MS = 10_000;
@@ -58,9 +59,14 @@ const TX_IN_CACHE = 'tx already exists in cache';
 
 /**
  * A refusal before or by the mempool, as CometBFT's broadcast methods return
- * it: a JSON-RPC internal error carrying the mempool's words.
+ * it: a JSON-RPC internal error carrying the mempool's words. A node that
+ * cannot take txs for now (paused at the pending cap, mempool full) answers a
+ * server error (-32000, types.go RPCServerError) with the reason, as /tx
+ * answers 503: CometBFT's own ErrMempoolIsFull comes back as -32603, but a
+ * client retrying on "try later" must tell it from a refusal of the tx.
  */
 function refusal(err: unknown, prefix = ''): never {
+  if (err instanceof TxBackpressureError) throw serverError(`${prefix}${err.message}`);
   if (err instanceof TxAlreadyKnownError) throw internalError(`${prefix}${TX_IN_CACHE}: ${err.where}`);
   if (err instanceof TxRejectedError) throw internalError(`${prefix}${err.message}`);
   throw err;
@@ -110,8 +116,23 @@ export function txMethods(view: ChainView): Record<string, StatusMethod> {
     data: hex(check?.data ?? new Uint8Array(0)),
     log: check?.log ?? '',
     codespace: check?.codespace ?? '',
-    hash: hex(sha256(tx)),
+    hash: hex(txHash(tx)),
   });
+
+  /**
+   * Queues a tx and answers once the store keeps it (or with the refusal):
+   * an acknowledged tx survives a crash. The app's refusal is an answer, not
+   * an error: CometBFT returns its CheckTx response.
+   */
+  const broadcast = async (tx: Uint8Array, withCheck: boolean) => {
+    try {
+      const check = (await b.submitTx(tx)) ?? undefined;
+      return broadcastResult(tx, withCheck ? check : undefined);
+    } catch (err) {
+      if (err instanceof CheckTxRejectedError) return broadcastResult(tx, err.response);
+      refusal(err);
+    }
+  };
 
   return {
     tx: {
@@ -139,30 +160,14 @@ export function txMethods(view: ChainView): Record<string, StatusMethod> {
 
     broadcast_tx_async: {
       args: ['tx'],
-      async call(params) {
-        // Returns at once (rpc/core/mempool.go): a tx the node holds already is refused first, as CometBFT's cache does; CheckTx runs after the answer.
-        const tx = txParam(params);
-        const location = await b.store.getTxLocation(sha256(tx));
-        if (location || b.mempool.holds(tx)) refusal(new TxAlreadyKnownError(location));
-        Promise.resolve()
-          .then(() => b.submitTx(tx))
-          .catch(() => undefined);
-        return broadcastResult(tx);
-      },
+      // CometBFT answers before CheckTx (rpc/core/mempool.go) and may then lose the tx; here the answer waits
+      // until the tx is kept, so an acknowledged tx is never lost. Its success carries no CheckTx data, as CometBFT's.
+      call: (params) => broadcast(txParam(params), false),
     },
 
     broadcast_tx_sync: {
       args: ['tx'],
-      async call(params) {
-        const tx = txParam(params);
-        try {
-          return broadcastResult(tx, (await b.submitTx(tx)) ?? undefined);
-        } catch (err) {
-          // The app's refusal is an answer, not an error: CometBFT returns its CheckTx response.
-          if (err instanceof CheckTxRejectedError) return broadcastResult(tx, err.response);
-          refusal(err);
-        }
-      },
+      call: (params) => broadcast(txParam(params), true),
     },
 
     broadcast_tx_commit: {

@@ -1,0 +1,139 @@
+import type { ClassicLevel } from 'classic-level';
+import { Bucket, bucketKey, heightBytes, readHeight } from './buckets.js';
+import { GroupCommit } from './group-commit.js';
+import type { StoreOp } from './store.js';
+
+type Db = ClassicLevel<Uint8Array, Uint8Array>;
+
+/** One entry of the mempool bucket: the txs one group commit kept, those still in no committed block. */
+interface Group {
+  key: Uint8Array;
+  waiting: Set<Uint8Array>;
+}
+
+/** Txs as one bucket value: each as its length (4 bytes BE) and its bytes, in order. */
+function encodeTxs(txs: Iterable<Uint8Array>): Uint8Array {
+  const list = [...txs];
+  const out = new Uint8Array(list.reduce((n, tx) => n + 4 + tx.length, 0));
+  const view = new DataView(out.buffer);
+  let at = 0;
+  for (const tx of list) {
+    view.setUint32(at, tx.length);
+    out.set(tx, at + 4);
+    at += 4 + tx.length;
+  }
+  return out;
+}
+
+function decodeTxs(value: Uint8Array): Uint8Array[] {
+  const view = new DataView(value.buffer, value.byteOffset, value.byteLength);
+  const txs: Uint8Array[] = [];
+  for (let at = 0; at < value.length; ) {
+    const length = view.getUint32(at);
+    txs.push(value.slice(at + 4, at + 4 + length));
+    at += 4 + length;
+  }
+  return txs;
+}
+
+/**
+ * The mempool bucket: acknowledged txs no committed block holds yet, so a
+ * killed node re-admits them. The txs a group commit writes together are one
+ * entry (key: the group's number, 8 bytes BE, so the bucket reads back in
+ * arrival order): one LevelDB put per group, not per tx, and a block's commit
+ * deletes or rewrites the few entries its txs came from rather than one key
+ * per tx. Which entry a tx is in is known for the tx objects kept here, which
+ * are the ones the mempool hands to blocks.
+ */
+export class MempoolJournal {
+  private nextGroup = 0n;
+  /** The group each tx kept (or re-admitted) by this process is in. */
+  private readonly groupOf = new WeakMap<Uint8Array, Group>();
+  private readonly writes = new GroupCommit<Uint8Array>((txs) => this.writeGroup(txs));
+
+  constructor(private readonly db: Db) {}
+
+  /** Reads where group numbering goes on: after the bucket's last entry. */
+  async open(): Promise<void> {
+    const [last] = await this.db.keys({ gte: bucketKey(Bucket.mempoolTx), lt: bucketKey(Bucket.mempoolTx + 1), reverse: true, limit: 1 }).all();
+    this.nextGroup = last ? readHeight(last, 1) + 1n : 0n;
+  }
+
+  /** Keeps txs; resolves once written. Calls made while a write is under way share the next entry (group commit). */
+  keep(txs: Uint8Array[]): Promise<void> {
+    return this.writes.write(txs);
+  }
+
+  private async writeGroup(txs: Uint8Array[]): Promise<void> {
+    const key = bucketKey(Bucket.mempoolTx, heightBytes(this.nextGroup++));
+    await this.db.put(key, encodeTxs(txs));
+    const group = { key, waiting: new Set(txs) };
+    for (const tx of txs) this.groupOf.set(tx, group);
+  }
+
+  /**
+   * The kept txs in the order they were kept, but those `isCommitted` says a
+   * block holds; entries left with none are deleted, the others rewritten
+   * without them. Called once, at start, before any keep().
+   */
+  async restore(isCommitted: (txs: Uint8Array[]) => Promise<boolean[]>): Promise<Uint8Array[]> {
+    const entries = await this.db.iterator({ gte: bucketKey(Bucket.mempoolTx), lt: bucketKey(Bucket.mempoolTx + 1) }).all();
+    const kept = entries.map(([key, value]) => ({ key, txs: decodeTxs(value) }));
+    const committed = await isCommitted(kept.flatMap((e) => e.txs));
+    const ops: StoreOp[] = [];
+    const restored: Uint8Array[] = [];
+    let i = 0;
+    for (const entry of kept) {
+      const waiting = entry.txs.filter(() => !committed[i++]);
+      if (waiting.length < entry.txs.length) {
+        ops.push(waiting.length === 0 ? { type: 'del', key: entry.key } : { type: 'put', key: entry.key, value: encodeTxs(waiting) });
+      }
+      if (waiting.length === 0) continue;
+      const group = { key: entry.key, waiting: new Set(waiting) };
+      for (const tx of waiting) this.groupOf.set(tx, group);
+      restored.push(...waiting);
+    }
+    if (ops.length > 0) await this.db.batch(ops);
+    return restored;
+  }
+
+  /**
+   * The writes that take a block's txs out of the bucket, for the block's own
+   * batch: each entry they came from deleted, or rewritten with the txs it
+   * still holds; `done` records them once that batch is written. Call after
+   * written(): a tx is known here once its entry is written.
+   */
+  commitOps(txs: Uint8Array[]): { ops: StoreOp[]; done: () => void } {
+    const touched = new Map<Group, Uint8Array[]>();
+    for (const tx of txs) {
+      const group = this.groupOf.get(tx);
+      if (!group) continue;
+      const leaving = touched.get(group);
+      if (leaving) leaving.push(tx);
+      else touched.set(group, [tx]);
+    }
+    if (touched.size === 0) return { ops: [], done: () => {} };
+    const ops: StoreOp[] = [];
+    for (const [group, leaving] of touched) {
+      const left = new Set(leaving);
+      const waiting = [...group.waiting].filter((tx) => !left.has(tx));
+      ops.push(waiting.length === 0 ? { type: 'del', key: group.key } : { type: 'put', key: group.key, value: encodeTxs(waiting) });
+    }
+    return {
+      ops,
+      done: () => {
+        for (const [group, leaving] of touched) {
+          for (const tx of leaving) {
+            group.waiting.delete(tx);
+            this.groupOf.delete(tx);
+          }
+        }
+      },
+    };
+  }
+
+  /** Resolves once every keep() asked for so far is written (or failed). */
+  written(): Promise<void> {
+    return this.writes.written();
+  }
+}
