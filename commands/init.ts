@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 import { ConfigError, loadConfig, ownPeerAddress, parseConfigText, renderNodeYml, resolveHome } from '../src/config/index.js';
 import { CHAIN_ID_FORM, CHAIN_ID_PATTERN, HomeError, initHome, type InitResult } from '../src/home/index.js';
-import { DEFAULT_EVM_PORTS, initEvmHome, type EvmInitResult } from '../src/exec/evm/index.js';
+import { DEFAULT_EVM_PORTS, ExecutionClientMissingError, initEvmHome, type EvmInitResult } from '../src/exec/evm/index.js';
 import { JoinError, fetchJoinSource, writeJoinedHome, type JoinSource } from '../src/home/join.js';
 import { NodedCommand } from '../cli/base.js';
 
@@ -67,7 +67,7 @@ With --join URL it makes a full node of a running chain instead: it fetches the 
           ? initEvmHome(opts, { engine: flags['el-engine-port'], rpc: flags['el-rpc-port'], p2p: flags['el-p2p-port'] })
           : initHome(opts);
     } catch (err) {
-      if (err instanceof HomeError) this.fail(err.message, err.code);
+      if (err instanceof HomeError || err instanceof ExecutionClientMissingError) this.fail(err.message, err.code);
       throw err;
     }
     this.log(`Initialised ${result.aggregator ? 'an aggregator' : 'a full node'} home for chain ${result.chainId} in ${home}`);
