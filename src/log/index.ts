@@ -3,7 +3,7 @@ import { prettyFactory } from 'pino-pretty';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { builtFile, roundForPeople } from '../util/index.js';
-import type { LogFile } from './rotating-file.js';
+import type { LogFile } from './file.js';
 
 export type { Logger };
 export type { LogFile };

@@ -2,18 +2,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { Writable } from 'node:stream';
 import { createStream, type RotatingFileStream } from 'rotating-file-stream';
-
-/** A log file and its size-based rotation (log.file, log.max_size, log.max_files). */
-export interface LogFile {
-  path: string;
-  /** Once the file reaches this size (after the line that takes it there) it is rotated and a fresh file begins. */
-  maxBytes: number;
-  /** Rotated files kept: `<path>.1` (newest) … `<path>.<maxFiles>` (oldest). */
-  maxFiles: number;
-}
-
-/** `<path>.<n>`: the n-th newest rotated file; 0 is the live file. */
-export const rotatedPath = (path: string, n: number): string => (n === 0 ? path : `${path}.${n}`);
+import { rotatedPath, type LogFile } from './file.js';
 
 /**
  * Hands rotating-file-stream one line per write: it checks the size after each
@@ -43,7 +32,8 @@ class LineWriter extends Writable {
 }
 
 /**
- * The pino transport (run in a worker thread by pino.transport, see index.ts)
+ * The pino transport (run in a worker thread by pino.transport, see index.ts;
+ * only the worker loads this module)
  * that appends log lines to `file`, rotated as logrotate does: rotating-file-stream's
  * classical rotation renames node.log.<n-1> → node.log.<n> … node.log → node.log.1.
  * What falls past max_files (max_files 0, or files an earlier run with a larger
