@@ -2,7 +2,7 @@ import { Flags } from '@oclif/core';
 import { ConfigError, loadConfig, ownPeerAddress, parseConfigText, renderNodeYml, resolveHome } from '../src/config/index.js';
 import { CHAIN_ID_FORM, CHAIN_ID_PATTERN, HomeError, initHome, type InitResult } from '../src/home/index.js';
 import { join } from 'node:path';
-import { DEFAULT_EVM_PORTS, initEvmHome, type EvmInitResult } from '../src/exec/evm/index.js';
+import { DEFAULT_EVM_PORTS, ExecutionClientMissingError, initEvmHome, type EvmInitResult } from '../src/exec/evm/index.js';
 import { DEFAULT_EXEC_PORT, initGrpcHome } from '../src/exec/grpc/index.js';
 import { JoinError, fetchJoinSource, writeJoinedHome, type JoinSource } from '../src/home/join.js';
 import { NodedCommand } from '../cli/base.js';
@@ -73,7 +73,7 @@ With --join URL it makes a full node of a running chain instead: it fetches the 
             ? initGrpcHome(opts, join(this.config.root, 'bin', 'run.js'), flags['exec-port'])
             : initHome(opts);
     } catch (err) {
-      if (err instanceof HomeError) this.fail(err.message, err.code);
+      if (err instanceof HomeError || err instanceof ExecutionClientMissingError) this.fail(err.message, err.code);
       throw err;
     }
     this.log(`Initialised ${result.aggregator ? 'an aggregator' : 'a full node'} home for chain ${result.chainId} in ${home}`);

@@ -1,10 +1,13 @@
 import { isIPv4, isIPv6 } from 'node:net';
+import { peerIdFromString } from '@libp2p/peer-id';
+import { multiaddr, registry, type Multiaddr } from '@multiformats/multiaddr';
 import { parsePeerList } from './address.js';
 
 /**
  * Peer addresses (DESIGN.md §9). A peer is a full multiaddr: where to reach it
- * over TCP and which peer id must answer there. This module is pure (node:net
- * only, no libp2p), so config validation uses it before anything starts.
+ * over TCP and which peer id must answer there. Multiaddrs and peer ids are
+ * read by @multiformats/multiaddr and @libp2p/peer-id; this module walks the
+ * parts first, so a bad entry is told in an operator's words.
  */
 
 export const PEER_ADDRESS_FORMAT = '/ip4/<ip>/tcp/<port>/p2p/<peer_id> (or /ip6/…, /dns4/…, /dns6/…, /dns/… in place of /ip4/<ip>)';
@@ -32,41 +35,31 @@ export class PeerAddressError extends Error {
   }
 }
 
-const BASE58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
-const BASE58_RE = /^[1-9A-HJ-NP-Za-km-z]+$/;
 const DNS_NAME = /^(?=.{1,253}$)(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
 const HOST_PROTOCOLS = new Set<string>(['ip4', 'ip6', 'dns', 'dns4', 'dns6']);
-/** Transports other nodes may advertise that this node cannot dial. */
-const OTHER_TRANSPORTS = new Set<string>(['udp', 'quic', 'quic-v1', 'ws', 'wss', 'webtransport', 'webrtc', 'webrtc-direct', 'tls', 'http', 'https', 'p2p-circuit', 'unix', 'sni', 'noise', 'certhash']);
 
-function base58Decode(text: string): Uint8Array | undefined {
-  if (!BASE58_RE.test(text)) return undefined;
-  let n = 0n;
-  for (const c of text) n = n * 58n + BigInt(BASE58.indexOf(c));
-  const bytes: number[] = [];
-  while (n > 0n) {
-    bytes.unshift(Number(n & 0xffn));
-    n >>= 8n;
+/** True when multiaddr knows `name` as a protocol (udp, quic-v1, ws, …): another transport, not a typo. */
+function isKnownProtocol(name: string): boolean {
+  try {
+    registry.getProtocol(name);
+    return true;
+  } catch {
+    return false;
   }
-  for (const c of text) {
-    if (c !== '1') break;
-    bytes.unshift(0);
-  }
-  return new Uint8Array(bytes);
 }
 
 /**
  * True when `text` is a libp2p peer id in its base58 form: an identity
  * multihash of a public key (`12D3KooW…` for ed25519, `16Uiu2…` for secp256k1)
- * or a sha2-256 multihash (`Qm…`, RSA keys).
+ * or a sha2-256 multihash (`Qm…`, RSA keys), as @libp2p/peer-id reads it.
  */
 export function isPeerId(text: string): boolean {
-  const bytes = base58Decode(text);
-  if (!bytes || bytes.length < 3) return false;
-  const [code, length] = [bytes[0], bytes[1]];
-  if (code === 0x00) return length === bytes.length - 2 && length >= 4 && length <= 42 && bytes[2] === 0x08; // protobuf PublicKey
-  if (code === 0x12) return length === 0x20 && bytes.length === 34;
-  return false;
+  try {
+    peerIdFromString(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -90,7 +83,7 @@ export function parsePeerAddress(entry: string): PeerAddress {
 
   if (!HOST_PROTOCOLS.has(hostProtocol!)) {
     if (hostProtocol === 'p2p' || hostProtocol === 'ipfs') fail('has only the /p2p/<peer_id> part: it also needs /ip4/<ip>/tcp/<port> in front');
-    if (OTHER_TRANSPORTS.has(hostProtocol!)) fail(`uses an unsupported transport (/${hostProtocol}); this node speaks TCP only`);
+    if (isKnownProtocol(hostProtocol!)) fail(`uses an unsupported transport (/${hostProtocol}); this node speaks TCP only`);
     fail(`is not a multiaddr this node can dial: it starts with /${hostProtocol}, not /ip4, /ip6, /dns4, /dns6 or /dns`);
   }
   if (host === undefined) fail(`has no host after /${hostProtocol}`);
@@ -109,20 +102,26 @@ export function parsePeerAddress(entry: string): PeerAddress {
 
   if (p2p === undefined) fail('has no /p2p/<peer_id> part: without it the node cannot check who answers');
   if (p2p !== 'p2p' && p2p !== 'ipfs') {
-    if (OTHER_TRANSPORTS.has(p2p!)) fail(`uses an unsupported transport (/tcp/…/${p2p}); this node speaks plain TCP only`);
+    if (isKnownProtocol(p2p!)) fail(`uses an unsupported transport (/tcp/…/${p2p}); this node speaks plain TCP only`);
     fail(`has /${p2p} where /p2p/<peer_id> belongs`);
   }
   if (peerId === undefined) fail('has /p2p but no peer id after it');
   if (!isPeerId(peerId!)) fail(`has ${JSON.stringify(peerId)} after /p2p, which is not a base58 libp2p peer id (12D3KooW…)`);
   if (rest.length > 0) fail(`has more after the peer id (/${rest.join('/')}); this node dials plain TCP addresses only`);
 
-  const port = Number(portText);
+  // What is left for multiaddr to refuse, it says in its words.
+  let address: Multiaddr;
+  try {
+    address = multiaddr(text);
+  } catch (err) {
+    return fail(`is not a multiaddr: ${(err as Error).message}`);
+  }
   return {
-    multiaddr: `/${hostProtocol}/${host}/tcp/${port}/p2p/${peerId}`,
+    multiaddr: address.toString(),
     peerId: peerId!,
-    host: host!,
+    host: address.getComponents()[0]!.value!,
     hostProtocol: hostProtocol as HostProtocol,
-    port,
+    port: Number(portText),
   };
 }
 

@@ -1,7 +1,9 @@
 import { pino, type Logger, type LevelWithSilent } from 'pino';
 import { prettyFactory } from 'pino-pretty';
-import { roundForPeople } from '../util/index.js';
-import { RotatingFile, type LogFile } from './rotating-file.js';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { builtFile, roundForPeople } from '../util/index.js';
+import type { LogFile } from './file.js';
 
 export type { Logger };
 export type { LogFile };
@@ -135,8 +137,10 @@ const FORMAT_OPTIONS = {
   customPrettifiers: { gasPrice: (v: unknown) => (typeof v === 'number' ? roundForPeople(v) : v) as string },
 };
 
-/** Where each (already scrubbed) JSON line goes, in the configured format. */
-function sinks(opts: LogOptions): Array<(line: string) => void> {
+type FileSink = ReturnType<typeof openLogFile>;
+
+/** Where each (already scrubbed) JSON line goes, in the configured format; and the log file's stream, to flush. */
+function sinks(opts: LogOptions): { writes: Array<(line: string) => void>; file?: FileSink } {
   const out: Array<(line: string) => void> = [];
   const format = (colorize: boolean) => (opts.format === 'text' ? prettyFactory({ ...FORMAT_OPTIONS, colorize }) : (line: string) => line);
   if (opts.destination !== false) {
@@ -145,11 +149,31 @@ function sinks(opts: LogOptions): Array<(line: string) => void> {
     out.push((line) => dest.write(toLine(line)));
   }
   if (opts.file) {
-    const file = new RotatingFile(opts.file);
+    const file = openLogFile(opts.file);
     const toLine = format(false);
     out.push((line) => file.write(toLine(line)));
+    return { writes: out, file };
   }
-  return out;
+  return { writes: out };
+}
+
+/**
+ * The log file's stream: lines go to a worker thread that appends them and
+ * rotates the file (rotating-file.ts), so file I/O never blocks the event loop.
+ * pino flushes and ends it on exit, process.exit included. A file that cannot
+ * be opened fails here, at once; a write that fails later is told once on
+ * stderr and does not stop the node.
+ */
+function openLogFile(file: LogFile): { write(line: string): unknown; flush(done: (err?: Error) => void): void } {
+  mkdirSync(dirname(file.path), { recursive: true });
+  closeSync(openSync(file.path, 'a'));
+  const stream = pino.transport({ target: builtFile(import.meta.url, './rotating-file.js'), options: file });
+  let failing = false;
+  stream.on('error', (err: Error) => {
+    if (!failing) process.stderr.write(`cannot write the log file ${file.path}: ${err.message}\n`);
+    failing = true;
+  });
+  return stream;
 }
 
 /** The root logger; modules take `logger.child({ module: 'producer' })`. */
@@ -157,11 +181,16 @@ export function createLogger(opts: LogOptions): Logger {
   const problems: LogProblem[] = [];
   const scrub = secretScrubber(opts.secrets ?? []);
   const targets = sinks(opts);
-  // pino serialises each line once, as JSON; it is scrubbed, then written to every sink in its format, synchronously.
+  // pino serialises each line once, as JSON; it is scrubbed, then written to every sink in its format.
   const stream = {
     write(line: string) {
       const clean = scrub(line);
-      for (const write of targets) write(clean);
+      for (const write of targets.writes) write(clean);
+    },
+    /** logger.flush(cb): calls back once the log file holds every line logged before. */
+    flush(done: (err?: Error) => void) {
+      if (targets.file) targets.file.flush(done);
+      else done();
     },
   };
   const logger = pino(

@@ -1,59 +1,53 @@
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { dirname } from 'node:path';
-
-/** A log file and its size-based rotation (log.file, log.max_size, log.max_files). */
-export interface LogFile {
-  path: string;
-  /** A line that would take the file past this size goes to a fresh file. */
-  maxBytes: number;
-  /** Rotated files kept: `<path>.1` (newest) … `<path>.<maxFiles>` (oldest). */
-  maxFiles: number;
-}
-
-/** `<path>.<n>`: the n-th newest rotated file; 0 is the live file. */
-export const rotatedPath = (path: string, n: number): string => (n === 0 ? path : `${path}.${n}`);
+import { existsSync, rmSync } from 'node:fs';
+import { basename, dirname } from 'node:path';
+import { Writable } from 'node:stream';
+import { createStream, type RotatingFileStream } from 'rotating-file-stream';
+import { rotatedPath, type LogFile } from './file.js';
 
 /**
- * Appends log lines to a file, rotating it by size. Writes are synchronous, so
- * a line logged just before `process.exit` is on disk, and rotation cannot
- * interleave with a write.
+ * Hands rotating-file-stream one line per write: it checks the size after each
+ * write, and pino's worker thread passes many lines at once, so a file is
+ * rotated at the line that reaches the cap, not a whole batch later.
  */
-export class RotatingFile {
-  private fd: number;
-  private size: number;
-  private failing = false;
-
-  constructor(private readonly file: LogFile) {
-    mkdirSync(dirname(file.path), { recursive: true });
-    this.fd = openSync(file.path, 'a');
-    this.size = fstatSync(this.fd).size;
+class LineWriter extends Writable {
+  constructor(private readonly file: RotatingFileStream) {
+    super({ decodeStrings: false });
+    file.on('error', (err) => this.destroy(err));
   }
 
-  write(line: string): void {
-    const bytes = Buffer.from(line);
-    try {
-      if (this.size > 0 && this.size + bytes.length > this.file.maxBytes) this.rotate();
-      writeSync(this.fd, bytes);
-      this.size += bytes.length;
-      this.failing = false;
-    } catch (err) {
-      // A full disk must not stop the node: say so once on stderr, and keep trying with later lines.
-      if (!this.failing) process.stderr.write(`cannot write the log file ${this.file.path}: ${(err as Error).message}\n`);
-      this.failing = true;
-    }
+  override _write(chunk: string, _encoding: BufferEncoding, done: (err?: Error | null) => void): void {
+    const lines = chunk.split(/(?<=\n)/);
+    for (const line of lines.slice(0, -1)) this.file.write(line);
+    this.file.write(lines.at(-1)!, done);
   }
 
-  /** node.log.<n-1> → node.log.<n> down to node.log → node.log.1; what falls past max_files is deleted. */
-  private rotate(): void {
-    closeSync(this.fd);
-    const { path, maxFiles } = this.file;
-    // The oldest kept file is overwritten by a rename below; any older (an earlier run kept more) goes now.
-    for (let n = maxFiles + 1; existsSync(rotatedPath(path, n)); n++) rmSync(rotatedPath(path, n));
-    for (let n = maxFiles; n >= 1; n--) {
-      const from = rotatedPath(path, n - 1);
-      if (existsSync(from)) renameSync(from, rotatedPath(path, n));
-    }
-    this.fd = openSync(path, maxFiles === 0 ? 'w' : 'a');
-    this.size = 0;
+  override _final(done: (err?: Error | null) => void): void {
+    this.file.end(done);
   }
+
+  /** pino's logger.flush reaches here (thread-stream calls a destination's flush): done once every line before it is written. */
+  flush(done: (err?: Error | null) => void): void {
+    this.write('', done);
+  }
+}
+
+/**
+ * The pino transport (run in a worker thread by pino.transport, see index.ts;
+ * only the worker loads this module)
+ * that appends log lines to `file`, rotated as logrotate does: rotating-file-stream's
+ * classical rotation renames node.log.<n-1> → node.log.<n> … node.log → node.log.1.
+ * What falls past max_files (max_files 0, or files an earlier run with a larger
+ * max_files kept) is deleted after each rotation.
+ */
+export default function logFileTransport(file: LogFile): Writable {
+  const stream = createStream(basename(file.path), {
+    path: dirname(file.path),
+    size: `${file.maxBytes}B`,
+    // Classical rotation needs at least one rotated file; with max_files 0 it is deleted at once below.
+    rotate: Math.max(1, file.maxFiles),
+  });
+  stream.on('rotated', () => {
+    for (let n = file.maxFiles + 1; existsSync(rotatedPath(file.path, n)); n++) rmSync(rotatedPath(file.path, n));
+  });
+  return new LineWriter(stream);
 }

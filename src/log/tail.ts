@@ -1,5 +1,5 @@
 import { open } from 'node:fs/promises';
-import { rotatedPath } from './rotating-file.js';
+import { rotatedPath } from './file.js';
 
 /**
  * The last `maxBytes` of a log as text, oldest line first. When the live file

@@ -1,4 +1,5 @@
 import type { Stream } from '@libp2p/interface';
+import { byteStream, UnexpectedEOFError, type ByteStream } from '@libp2p/utils';
 
 /**
  * Wire framing of the node's request/response protocols. No .proto: the
@@ -71,75 +72,27 @@ export function decodeU64(bytes: Uint8Array): bigint {
   return new DataView(bytes.buffer, bytes.byteOffset, 8).getBigUint64(0);
 }
 
-/** What a stream yields: Uint8Array or a Uint8ArrayList (which has subarray() too). */
-type Chunk = { subarray(): Uint8Array };
+/** A catch-up stream read in exact byte counts and written with backpressure, through @libp2p/utils' byteStream. */
+export type FrameStream = ByteStream<Stream>;
 
-/** Reads exact byte counts from a stream's async iterator. */
-export class ByteReader {
-  private readonly iterator: AsyncIterator<Chunk>;
-  private buffered: Uint8Array[] = [];
-  private bufferedBytes = 0;
-  private done = false;
+/** `stream` as a FrameStream that buffers at most `maxBufferBytes` unread (it aborts the stream past that). */
+export const frameStream = (stream: Stream, maxBufferBytes: number): FrameStream => byteStream(stream, { maxBufferSize: maxBufferBytes });
 
-  constructor(source: AsyncIterable<Chunk>) {
-    this.iterator = source[Symbol.asyncIterator]();
-  }
-
-  /** Fills the buffer to `n` bytes; false when the stream ended first. */
-  private async fill(n: number): Promise<boolean> {
-    while (this.bufferedBytes < n && !this.done) {
-      const next = await this.iterator.next();
-      if (next.done) {
-        this.done = true;
-        break;
-      }
-      const bytes = next.value.subarray();
-      if (bytes.length === 0) continue;
-      this.buffered.push(bytes);
-      this.bufferedBytes += bytes.length;
-    }
-    return this.bufferedBytes >= n;
-  }
-
-  private take(n: number): Uint8Array {
-    const joined = this.buffered.length === 1 ? this.buffered[0]! : Buffer.concat(this.buffered);
-    const out = joined.slice(0, n);
-    const rest = joined.subarray(n);
-    this.buffered = rest.length ? [rest] : [];
-    this.bufferedBytes = rest.length;
-    return out;
-  }
-
-  /** Exactly `n` bytes, or null when the stream ended cleanly before any of them; throws when it ends midway. */
-  async read(n: number): Promise<Uint8Array | null> {
-    if (n === 0) return new Uint8Array(0);
-    if (!(await this.fill(n))) {
-      if (this.bufferedBytes === 0) return null;
-      throw new ProtocolError(`stream ended after ${this.bufferedBytes} of ${n} bytes`);
-    }
-    return this.take(n);
-  }
-
-  /** Everything up to the end of the stream, at most `max` bytes. */
-  async readAll(max: number): Promise<Uint8Array> {
-    await this.fill(max + 1);
-    if (this.bufferedBytes > max) throw new ProtocolError(`more than ${max} bytes`);
-    return this.take(this.bufferedBytes);
-  }
-
-  /** The next frame, or null at a clean end of stream. */
-  async readFrame(maxPayload: number): Promise<{ kind: number; payload: Uint8Array } | null> {
-    const header = await this.read(FRAME_HEADER_BYTES);
-    if (!header) return null;
-    const length = new DataView(header.buffer, header.byteOffset, FRAME_HEADER_BYTES).getUint32(1);
-    if (length > maxPayload) throw new ProtocolError(`frame of ${length} bytes exceeds the ${maxPayload}-byte limit`);
-    const payload = await this.read(length);
-    if (!payload) throw new ProtocolError('stream ended inside a frame');
-    return { kind: header[0]!, payload };
+/** Exactly `n` bytes; a ProtocolError saying `ended` when the stream ends first. */
+export async function readExactly(stream: FrameStream, n: number, ended: string, signal?: AbortSignal): Promise<Uint8Array> {
+  try {
+    return (await stream.read({ bytes: n, signal })).subarray();
+  } catch (err) {
+    if (err instanceof UnexpectedEOFError) throw new ProtocolError(ended);
+    throw err;
   }
 }
 
-/** Sends bytes, waiting for the stream to drain when its buffer is full. */
-export async function send(stream: Stream, bytes: Uint8Array, signal?: AbortSignal): Promise<void> {
-  if (!stream.send(bytes)) await stream.onDrain({ signal });
+/** The next frame; a ProtocolError saying `ended` when the stream ends before one, or when it ends inside one. */
+export async function readFrame(stream: FrameStream, maxPayload: number, ended: string, signal?: AbortSignal): Promise<{ kind: number; payload: Uint8Array }> {
+  const header = await readExactly(stream, FRAME_HEADER_BYTES, ended, signal);
+  const length = new DataView(header.buffer, header.byteOffset, FRAME_HEADER_BYTES).getUint32(1);
+  if (length > maxPayload) throw new ProtocolError(`frame of ${length} bytes exceeds the ${maxPayload}-byte limit`);
+  const payload = await readExactly(stream, length, 'stream ended inside a frame', signal);
+  return { kind: header[0]!, payload };
 }

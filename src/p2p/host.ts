@@ -10,7 +10,7 @@ import { generateKeyPairFromSeed } from '@libp2p/crypto/keys';
 import { multiaddr } from '@multiformats/multiaddr';
 import type { Connection, PeerId } from '@libp2p/interface';
 import type { Logger } from '../log/index.js';
-import { sleep } from '../util/index.js';
+import { Backoff, sleep } from '../util/index.js';
 import { moveAdvice, nodeListenerMove, parsePeerAddresses, portOf, type PeerAddress } from '../config/index.js';
 
 /** The gossipsub methods this module uses beyond the package's public interface (all on its implementation class). */
@@ -225,7 +225,7 @@ export class P2PHost {
   private async keepConnected(peer: PeerAddress): Promise<void> {
     const signal = this.controller.signal;
     const target = multiaddr(peer.multiaddr);
-    let delay = this.redial.minMs;
+    const backoff = new Backoff({ baseMs: this.redial.minMs, maxMs: this.redial.maxMs });
     let failures = 0;
     let everConnected = false;
     while (!signal.aborted) {
@@ -233,10 +233,10 @@ export class P2PHost {
         const since = Date.now();
         await this.waitForDisconnect(peer.peerId);
         if (signal.aborted) return;
-        if (Date.now() - since >= STABLE_CONNECTION_MS) delay = this.redial.minMs;
+        if (Date.now() - since >= STABLE_CONNECTION_MS) backoff.reset();
+        const delay = backoff.next();
         this.logger.info({ peer: peer.multiaddr, retryInMs: delay }, 'connection to peer dropped; redialing');
         if (!(await this.pause(delay))) return;
-        delay = Math.min(delay * 2, this.redial.maxMs);
         continue;
       }
       try {
@@ -247,6 +247,7 @@ export class P2PHost {
       } catch (err) {
         if (signal.aborted) return;
         failures++;
+        const delay = backoff.next();
         if (failures === 1 || failures % LOG_EVERY_ATTEMPTS === 0) {
           this.logger.warn(
             { peer: peer.multiaddr, attempt: failures, retryInMs: delay, err: errorText(err) },
@@ -254,7 +255,6 @@ export class P2PHost {
           );
         }
         if (!(await this.pause(delay))) return;
-        delay = Math.min(delay * 2, this.redial.maxMs);
       }
     }
   }

@@ -3,10 +3,10 @@ import type { PeerId, Stream } from '@libp2p/interface';
 import type { Logger } from '../log/index.js';
 import { decodeBlock, type Block } from '../types/index.js';
 import {
-  ByteReader,
   FRAME_BLOCK,
   FRAME_END,
   FRAME_ERROR,
+  FRAME_HEADER_BYTES,
   ProtocolError,
   RANGE_REQUEST_BYTES,
   decodeRangeRequest,
@@ -14,7 +14,9 @@ import {
   encodeFrame,
   encodeRangeRequest,
   encodeU64,
-  send,
+  frameStream,
+  readExactly,
+  readFrame,
 } from './codec.js';
 import { blocksProtocol, headProtocol, type P2PHost } from './host.js';
 
@@ -56,6 +58,8 @@ export const MAX_BLOCK_FRAME_BYTES = 16 * 1024 * 1024;
 const ERROR_MESSAGE_BYTES = 1024;
 /** A range response is written in chunks of about this many bytes (a noise message holds at most 64 KiB). */
 const SEND_BATCH_BYTES = 60 * 1024;
+/** Most a client holds unread of one response: the largest block's frame beside a full response (the server's caps). */
+const MAX_RESPONSE_BUFFER_BYTES = MAX_BLOCK_FRAME_BYTES + MAX_RESPONSE_BYTES + MAX_BLOCKS_PER_RESPONSE * FRAME_HEADER_BYTES;
 
 type HeadListener = (peer: string, height: bigint) => void;
 
@@ -134,11 +138,10 @@ export class BlockSync {
     const onAbort = () => stream.abort(new Error('range request timed out'));
     signal.addEventListener('abort', onAbort, { once: true });
     try {
-      const request = await new ByteReader(stream).read(RANGE_REQUEST_BYTES);
-      if (!request) throw new ProtocolError('no request');
-      const { from, to } = decodeRangeRequest(request);
+      const frames = frameStream(stream, RANGE_REQUEST_BYTES);
+      const { from, to } = decodeRangeRequest(await readExactly(frames, RANGE_REQUEST_BYTES, 'no request', signal));
       if (from < 1n || to < from) {
-        await send(stream, encodeFrame(FRAME_ERROR, new TextEncoder().encode(`bad range ${from}-${to}: need 1 <= from <= to`)), signal);
+        await frames.write(encodeFrame(FRAME_ERROR, new TextEncoder().encode(`bad range ${from}-${to}: need 1 <= from <= to`)), { signal });
       } else {
         const last = to - from + 1n > BigInt(this.maxBlocks) ? from + BigInt(this.maxBlocks) - 1n : to;
         const blocks = await this.opts.source(from, last);
@@ -156,13 +159,13 @@ export class BlockSync {
           batch.push(frame);
           batchBytes += frame.length;
           if (batchBytes >= SEND_BATCH_BYTES) {
-            await send(stream, Buffer.concat(batch), signal);
+            await frames.write(Buffer.concat(batch), { signal });
             batch = [];
             batchBytes = 0;
           }
         }
         batch.push(encodeFrame(FRAME_END));
-        await send(stream, Buffer.concat(batch), signal);
+        await frames.write(Buffer.concat(batch), { signal });
       }
       await stream.close({ signal });
     } catch (err) {
@@ -175,7 +178,7 @@ export class BlockSync {
 
   private async serveHead(stream: Stream): Promise<void> {
     try {
-      await send(stream, encodeU64(this.opts.head()));
+      await frameStream(stream, 0).write(encodeU64(this.opts.head()));
       await stream.close({ signal: AbortSignal.timeout(this.requestTimeoutMs) });
     } catch (err) {
       stream.abort(err instanceof Error ? err : new Error(String(err)));
@@ -203,14 +206,13 @@ export class BlockSync {
     const peerText = peer.toString();
     const { stream, signal, done } = await this.open(peer, this.blocksProtocol, options.signal);
     try {
-      await send(stream, encodeRangeRequest(from, to), signal);
+      const frames = frameStream(stream, MAX_RESPONSE_BUFFER_BYTES);
+      await frames.write(encodeRangeRequest(from, to), { signal });
       await stream.close({ signal });
-      const reader = new ByteReader(stream);
       const blocks: Block[] = [];
       const limit = to - from + 1n;
       for (;;) {
-        const frame = await reader.readFrame(MAX_BLOCK_FRAME_BYTES);
-        if (!frame) throw new ProtocolError(`peer ${peerText} cut its response off after ${blocks.length} blocks`);
+        const frame = await readFrame(frames, MAX_BLOCK_FRAME_BYTES, `peer ${peerText} cut its response off after ${blocks.length} blocks`, signal);
         if (frame.kind === FRAME_END) break;
         if (frame.kind === FRAME_ERROR) {
           throw new ProtocolError(`peer ${peerText} refused range ${from}-${to}: ${new TextDecoder().decode(frame.payload.subarray(0, ERROR_MESSAGE_BYTES))}`);
@@ -245,9 +247,7 @@ export class BlockSync {
     const { stream, signal, done } = await this.open(peer, this.headProtocol, options.signal);
     try {
       await stream.close({ signal });
-      const bytes = await new ByteReader(stream).read(8);
-      if (!bytes) throw new ProtocolError(`peer ${peer.toString()} closed the head stream without an answer`);
-      const head = decodeU64(bytes);
+      const head = decodeU64(await readExactly(frameStream(stream, 8), 8, `peer ${peer.toString()} closed the head stream without an answer`, signal));
       this.setHead(peer.toString(), head);
       return head;
     } catch (err) {

@@ -4,7 +4,7 @@ import { execa, type ResultPromise } from 'execa';
 import { request } from 'undici';
 import { resolveHomePath, type SuperviseEntry } from '../config/index.js';
 import type { Logger } from '../log/index.js';
-import { sleep } from '../util/index.js';
+import { backoffDelay, sleep, type BackoffPolicy } from '../util/index.js';
 
 export type ChildState = 'starting' | 'running' | 'restarting' | 'stopped' | 'failed';
 
@@ -34,8 +34,8 @@ export class SuperviseError extends Error {
 
 /** Lines of output kept for the message when the child fails. */
 const TAIL_LINES = 15;
-const RESTART_BASE_MS = 500;
-const RESTART_MAX_MS = 30_000;
+/** Waits before a restart: the n-th restart within restart_window waits the n-th backoff. */
+const RESTART_BACKOFF: BackoffPolicy = { baseMs: 500, maxMs: 30_000 };
 const READY_POLL_MS = 100;
 
 /** `ethereumjs running, pid 4242, up 3m12s, 1 restart, last exit: killed by SIGKILL 2m ago`: one child on one line. */
@@ -198,7 +198,7 @@ export class SupervisedChild {
       );
       return;
     }
-    const delay = Math.min(RESTART_MAX_MS, RESTART_BASE_MS * 2 ** this.recentRestarts.length);
+    const delay = backoffDelay(this.recentRestarts.length + 1, RESTART_BACKOFF);
     this.recentRestarts.push(exit.at);
     this.restarts++;
     this.state = 'restarting';

@@ -1,4 +1,6 @@
 import { BinaryReader, WireType } from '@bufbuild/protobuf/wire';
+import { publicKeyFromRaw } from '@libp2p/crypto/keys';
+import { peerIdFromPublicKey } from '@libp2p/peer-id';
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, createHash, type KeyObject } from 'node:crypto';
 
 // DER prefixes that wrap a raw 32-byte ed25519 seed / public key, so node:crypto
@@ -112,31 +114,13 @@ export function verifyEd25519(publicKey: Uint8Array, message: Uint8Array, signat
   return verify(null, message, publicKeyObject(publicKey), signature);
 }
 
-const BASE58_ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
-
-function base58btc(bytes: Uint8Array): string {
-  let n = 0n;
-  for (const b of bytes) n = (n << 8n) | BigInt(b);
-  let out = '';
-  while (n > 0n) {
-    out = BASE58_ALPHABET[Number(n % 58n)] + out;
-    n /= 58n;
-  }
-  for (const b of bytes) {
-    if (b !== 0) break;
-    out = '1' + out;
-  }
-  return out;
-}
-
 /**
  * The libp2p peer id of an ed25519 public key: an identity multihash of the
  * protobuf PublicKey {Type: Ed25519, Data: key}, base58btc — the `12D3KooW…`
  * form that peers put after `/p2p/` in their addresses.
  */
 export function libp2pPeerId(publicKey: Uint8Array): string {
-  const protobufKey = marshalEd25519PublicKey(publicKey);
-  return base58btc(Buffer.concat([Buffer.from([0x00, protobufKey.length]), protobufKey]));
+  return peerIdFromPublicKey(publicKeyFromRaw(publicKey)).toString();
 }
 
 /** CometBFT's node id: hex of the first 20 bytes of sha256(public key). */

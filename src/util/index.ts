@@ -67,3 +67,5 @@ const PEOPLE_DIGITS = 4;
 
 /** A number rounded as a person reads it: 0.00205134 → 0.002051, 1234567 → 1235000; up to 4 digits unchanged. */
 export const roundForPeople = (n: number): number => Number(n.toPrecision(PEOPLE_DIGITS));
+export { Backoff, backoffDelay, retry, type BackoffPolicy, type RetryFailure, type RetryOptions } from './retry.js';
+export { builtFile, packageRoot } from './package.js';

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import { Daemon, killAll, latestHeight, waitFor } from '../helpers/daemon.js';
@@ -61,5 +62,25 @@ describe('logs of a running node', () => {
     expect(fileText).not.toContain(TOKEN);
     const fileLines = parse(fileText);
     expect(fileLines).toEqual(lines.slice(-fileLines.length));
+  });
+
+  it('a fatal start-up error still leaves every line logged before it in log.file', async () => {
+    const home = await homes.create('logs-fatal', true);
+    configure(home, { 'log.file': 'logs/node.log' });
+    // The RPC port is held by this test, so start fails after it has logged (chain, P2P) and exits 1.
+    const held: Server = createServer();
+    await new Promise<void>((resolve) => held.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (held.address() as AddressInfo).port;
+      const node = await Daemon.start(home, ['--node.rpc.address', `127.0.0.1:${port}`], { wait: false });
+      expect(await node.exited, node.stderr).toBe(1);
+      expect(node.stderr).toContain('LISTEN_FAILED');
+      const logged = node.stderr.split('\n').filter((l) => l.startsWith('{'));
+      expect(logged.length, node.stderr).toBeGreaterThan(0);
+      const fileLines = readFileSync(join(home, 'logs', 'node.log'), 'utf8').split('\n').filter(Boolean);
+      expect(fileLines).toEqual(logged);
+    } finally {
+      held.close();
+    }
   });
 });

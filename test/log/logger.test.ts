@@ -96,7 +96,7 @@ describe('createLogger', () => {
     expect(text()).not.toMatch(/\u001b\[/);
   });
 
-  it('log.file: lines go to stderr and the file, in the configured format; without a destination (dashboard) only to the file', () => {
+  it('log.file: lines go to stderr and the file, in the configured format; without a destination (dashboard) only to the file', async () => {
     const dir = tempHome('noded-log-');
     cleanups.push(dir.cleanup);
     const path = join(dir.dir, 'logs', 'node.log');
@@ -104,8 +104,11 @@ describe('createLogger', () => {
     const both = capture({ file, secrets: [TOKEN] });
     both.logger.child({ module: 'node' }).info(`both ${TOKEN}`);
     expect(both.lines()).toHaveLength(1);
+    // The file is written by a worker thread: flush waits until it holds the line.
+    await new Promise((resolve) => both.logger.flush(resolve));
     const fileOnly = createLogger({ level: 'info', format: 'text', destination: false, file });
     fileOnly.child({ module: 'node' }).info('file only');
+    await new Promise((resolve) => fileOnly.flush(resolve));
     const lines = readFileSync(path, 'utf8').split('\n').filter(Boolean);
     expect(JSON.parse(lines[0]!)).toMatchObject({ module: 'node', msg: 'both [redacted]' });
     expect(lines[1]).toMatch(/INFO: \[node\] file only$/);

@@ -2,7 +2,7 @@ import { connect, type Socket } from 'node:net';
 import type { DeepPartial } from 'cosmjs-types/helpers';
 import { parseHostPort } from '../../config/index.js';
 import type { Logger } from '../../log/index.js';
-import { sleep } from '../../util/index.js';
+import { retry } from '../../util/index.js';
 import { FrameError, FrameReader } from './framing.js';
 import { FrameBatch, decodeResponseOneof, methodName, type Method, type RequestOf, type ResponseOf } from './messages.js';
 
@@ -71,6 +71,13 @@ interface PendingCall {
 }
 
 const FIRST_RETRY_DELAY_MS = 100;
+
+/** A dial that failed: tried again while waiting for the app, else told as AbciUnavailableError. */
+class AppUnreachable extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+  }
+}
 /**
  * Most calls written behind one Flush. Calls made in one turn of the event loop
  * share a write; past this many they go out in slices (about 56 KiB of 100-byte
@@ -195,23 +202,39 @@ export class AbciConnection {
   }
 
   private async open(waitForApp: boolean): Promise<Socket> {
-    for (let attempt = 1; ; attempt++) {
-      if (this.closed.signal.aborted) throw new AbciUnavailableError(`${this.what}: connection closed`);
-      if (this.socket) return this.socket;
-      try {
-        const socket = await (this.dialing ??= this.dial().finally(() => (this.dialing = null)));
-        if (attempt > 1) this.opts.logger.info({ address: this.opts.address, connection: this.opts.name }, 'connected to the ABCI app');
-        return socket;
-      } catch (err) {
-        const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-        if (!waitForApp) throw new AbciUnavailableError(`${this.what} is not reachable: ${reason}`);
-        const delayMs = Math.min(FIRST_RETRY_DELAY_MS * 2 ** (attempt - 1), this.opts.maxRetryDelayMs ?? 2000);
-        this.opts.logger.warn(
-          { address: this.opts.address, connection: this.opts.name, reason, attempt, retryInMs: delayMs },
-          `waiting for the ABCI app at ${this.opts.address}: ${reason}; start the app or check execution.abci_address`,
-        );
-        await sleep(delayMs, this.closed.signal).catch(() => undefined);
-      }
+    const { address, name } = this.opts;
+    const signal = this.closed.signal;
+    try {
+      return await retry(
+        async (attempt) => {
+          if (signal.aborted) throw new AbciUnavailableError(`${this.what}: connection closed`);
+          if (this.socket) return this.socket;
+          try {
+            const socket = await (this.dialing ??= this.dial().finally(() => (this.dialing = null)));
+            if (attempt > 1) this.opts.logger.info({ address, connection: name }, 'connected to the ABCI app');
+            return socket;
+          } catch (err) {
+            throw new AppUnreachable((err as NodeJS.ErrnoException).code ?? (err as Error).message);
+          }
+        },
+        {
+          baseMs: FIRST_RETRY_DELAY_MS,
+          maxMs: this.opts.maxRetryDelayMs ?? 2000,
+          signal,
+          retryable: (err) => waitForApp && err instanceof AppUnreachable,
+          onRetry: ({ err, attempt, delayMs }) => {
+            const { reason } = err as AppUnreachable;
+            this.opts.logger.warn(
+              { address, connection: name, reason, attempt, retryInMs: delayMs },
+              `waiting for the ABCI app at ${address}: ${reason}; start the app or check execution.abci_address`,
+            );
+          },
+        },
+      );
+    } catch (err) {
+      if (signal.aborted) throw new AbciUnavailableError(`${this.what}: connection closed`);
+      if (err instanceof AppUnreachable) throw new AbciUnavailableError(`${this.what} is not reachable: ${err.reason}`);
+      throw err;
     }
   }
 

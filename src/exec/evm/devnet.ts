@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { secp256k1 } from '@noble/curves/secp256k1.js';
 import { keccak_256 } from '@noble/hashes/sha3.js';
 import { homePaths, type ConfigOverrides, type SuperviseEntryYaml } from '../../config/index.js';
 import { initHome, type InitOptions, type InitResult } from '../../home/index.js';
+import { builtFile } from '../../util/index.js';
+import { ethereumJsCli } from './client-module.js';
 
 /** Loopback ports of the EthereumJS client `init --execution evm` sets up. */
 export interface EvmDevnetPorts {
@@ -82,12 +83,19 @@ export function evmGenesis(devAddress: string, now: Date): object {
   };
 }
 
-/** The EthereumJS client's command line, paths relative to the home it runs in. */
+/** The launcher of the EthereumJS client (ethereumjs.ts beside this file, as built). */
+const LAUNCHER = builtFile(import.meta.url, './ethereumjs.js');
+
+/**
+ * The EthereumJS client's command line, paths relative to the home it runs in:
+ * the launcher, which runs the client or says how to install it. Throws
+ * ExecutionClientMissingError when the client is not installed.
+ */
 export function ethereumJsArgs(ports: EvmDevnetPorts): string[] {
-  const cli = join(dirname(createRequire(import.meta.url).resolve('@ethereumjs/client/package.json')), 'dist', 'esm', 'bin', 'cli.js');
+  ethereumJsCli();
   // prettier-ignore
   return [
-    cli, '--gethGenesis', EL_GENESIS, '--dataDir', EL_DATA_DIR,
+    LAUNCHER, '--gethGenesis', EL_GENESIS, '--dataDir', EL_DATA_DIR,
     '--rpc', '--rpcAddr', '127.0.0.1', '--rpcPort', String(ports.rpc),
     '--rpcEngine', '--rpcEngineAddr', '127.0.0.1', '--rpcEnginePort', String(ports.engine), '--jwtSecret', JWT_FILE,
     '--port', String(ports.p2p), '--maxPeers', '0', '--discV4', 'false', '--discDns', 'false',

@@ -1,6 +1,6 @@
 import type { Logger } from '../../log/index.js';
 import { Bucket, decodeStoredBlock, heightKey, type BlockStore } from '../../store/index.js';
-import { isAbortError, sleep } from '../../util/index.js';
+import { isAbortError, retry } from '../../util/index.js';
 import { TxRejectedError, type ExecResult, type Executor } from '../executor.js';
 import { EngineError, EngineRpcError, EngineUnreachableError, type EngineClient } from './engine.js';
 
@@ -228,10 +228,10 @@ export class EvmExecutor implements Executor {
    * handshake again (the client may have restarted behind the node): with
    * `resync`, each attempt runs it first when due.
    */
-  private async retrying<T>(what: string, fn: () => Promise<T>, opts: { resync?: boolean } = {}): Promise<T> {
+  private retrying<T>(what: string, fn: () => Promise<T>, opts: { resync?: boolean } = {}): Promise<T> {
     const { retryBaseMs = 250, retryMaxMs = 5000 } = this.opts;
-    for (let attempt = 1; ; attempt++) {
-      try {
+    return retry(
+      async () => {
         if (opts.resync) await this.ensureSynced();
         const result = await fn();
         if (this.unreachableSince !== null) {
@@ -239,18 +239,21 @@ export class EvmExecutor implements Executor {
           this.unreachableSince = null;
         }
         return result;
-      } catch (err) {
-        const retryable = err instanceof EngineUnreachableError || err instanceof ClientSyncing;
-        if (!retryable) throw err;
-        if (err instanceof EngineUnreachableError) {
-          this.unreachableSince ??= Date.now();
-          this.needsHandshake = true;
-        }
-        const delay = Math.min(retryMaxMs, retryBaseMs * 2 ** (attempt - 1));
-        this.opts.logger.warn({ attempt, retryInMs: delay }, `waiting for the execution client to ${what}: ${err.message}`);
-        await sleep(delay, this.signal);
-      }
-    }
+      },
+      {
+        baseMs: retryBaseMs,
+        maxMs: retryMaxMs,
+        signal: this.signal,
+        retryable: (err) => err instanceof EngineUnreachableError || err instanceof ClientSyncing,
+        onRetry: ({ err, attempt, delayMs }) => {
+          if (err instanceof EngineUnreachableError) {
+            this.unreachableSince ??= Date.now();
+            this.needsHandshake = true;
+          }
+          this.opts.logger.warn({ attempt, retryInMs: delayMs }, `waiting for the execution client to ${what}: ${(err as Error).message}`);
+        },
+      },
+    );
   }
 
   /** The start-up handshake (once, and again after an outage): compare heads, replay what the EL lacks. */
