@@ -11,7 +11,7 @@ import {
   type Data,
   type SignedHeader,
 } from '../types/index.js';
-import { isAbortError, sleep } from '../util/index.js';
+import { Backoff, isAbortError, sleep } from '../util/index.js';
 import {
   decodeDataBlob,
   decodeHeaderBlob,
@@ -156,14 +156,15 @@ export class DaRetriever {
   private async run(signal: AbortSignal): Promise<void> {
     this.next = this.resumePoint();
     this.logger.info({ daHeight: Number(this.next) }, 'following the chain from DA');
-    let failures = 0;
+    // The first wait after a failure is twice the poll interval, as before the shared policy.
+    const backoff = new Backoff({ baseMs: 2 * this.opts.pollMs, maxMs: this.opts.retryMaxMs });
     while (!signal.aborted) {
       try {
         if (this.next > this.head) {
           this.head = await this.client.networkHead(signal);
           // Caught up, the node asks only for the head: that answer is DA working too.
           recordDaSuccess(this.activity);
-          failures = 0;
+          backoff.reset();
           if (this.next > this.head) {
             this.saveScanPosition(false);
             await sleep(this.opts.pollMs, signal);
@@ -174,18 +175,19 @@ export class DaRetriever {
         this.ingest(blobs, this.next);
         await this.applyReady();
         recordDaSuccess(this.activity);
-        failures = 0;
+        backoff.reset();
         this.next++;
         this.saveScanPosition(false);
       } catch (err) {
         if (!(err instanceof DaError)) throw err;
-        failures++;
+        const delayMs = backoff.next();
+        const failures = backoff.attempt;
         recordDaFailure(this.activity, err);
         // One line per outage, then one every ten attempts, so a long outage does not flood the log.
         if (failures === 1 || failures % 10 === 0) {
           this.logger.warn({ code: 'DA_RETRIEVE_FAILED', error: err.message, reason: err.reason, attempt: failures, remedy: err.remedy }, 'DA retrieval failed');
         }
-        await sleep(Math.min(this.opts.retryMaxMs, this.opts.pollMs * 2 ** Math.min(failures, 10)), signal);
+        await sleep(delayMs, signal);
       }
     }
   }

@@ -3,7 +3,7 @@ import type { Executor } from '../exec/index.js';
 import type { NodeMetrics } from '../metrics/index.js';
 import { decodeStoredBlock, type BlockStore } from '../store/index.js';
 import { headerHash, type Ed25519Key } from '../types/index.js';
-import { isAbortError, sleep } from '../util/index.js';
+import { Backoff, isAbortError, sleep } from '../util/index.js';
 import { decodeHeaderBlob, storedBlockBlobs, type DaNamespaces } from './blobs.js';
 import type { DaCache } from './cache.js';
 import { submitOptions, type Blob, type DaClient } from './client.js';
@@ -90,7 +90,10 @@ export class DaSubmitter {
   private loop: Promise<void> | null = null;
   private wake: (() => void) | null = null;
   private gasPrice: number;
-  private attempt = 0;
+  /** Consecutive failed submissions and the wait after each (the node's one retry policy). */
+  private readonly backoff: Backoff;
+  /** The wait before the next try, drawn when the last failure was recorded. */
+  private retryDelayMs = 0;
   private sizeCap: number;
   /**
    * DA height of the last inclusion while the loop goes straight on to the next
@@ -111,10 +114,11 @@ export class DaSubmitter {
   ) {
     this.gasPrice = opts.gasPrice;
     this.sizeCap = opts.maxBlobSize;
+    this.backoff = new Backoff({ baseMs: opts.retryBaseMs, maxMs: opts.retryMaxMs });
   }
 
   status(): SubmitterStatus {
-    return { ...this.activity, gasPrice: this.gasPrice, attempt: this.attempt };
+    return { ...this.activity, gasPrice: this.gasPrice, attempt: this.backoff.attempt };
   }
 
   /** Wakes the loop: a new block is waiting. */
@@ -198,7 +202,7 @@ export class DaSubmitter {
         this.lastDaHeight = null;
         this.failed(err, from, to);
         if (err.reason === 'too_big' && to > from) continue;
-        await sleep(this.backoffMs(), signal);
+        await sleep(this.retryDelayMs, signal);
       }
     }
   }
@@ -224,17 +228,13 @@ export class DaSubmitter {
     return { blobs, to, bytes };
   }
 
-  private backoffMs(): number {
-    return Math.min(this.opts.retryMaxMs, this.opts.retryBaseMs * 2 ** Math.max(0, this.attempt - 1));
-  }
-
   private recordError(err: DaError): void {
-    this.attempt++;
+    this.retryDelayMs = this.backoff.next();
     recordDaFailure(this.activity, err);
   }
 
   private succeeded(): void {
-    this.attempt = 0;
+    this.backoff.reset();
     recordDaSuccess(this.activity);
     // Ease a raised gas price back toward the configured one.
     if (this.gasPrice > this.opts.gasPrice) {
@@ -252,7 +252,7 @@ export class DaSubmitter {
         code: 'DA_SUBMIT_FAILED',
         error: err.message,
         reason: err.reason,
-        attempt: this.attempt,
+        attempt: this.backoff.attempt,
         heights: span(from, to),
         gasPrice: this.gasPrice,
         remedy: err.remedy,

@@ -1,6 +1,6 @@
 import type { Logger } from '../../log/index.js';
 import { Bucket, decodeStoredBlock, heightKey, type BlockStore } from '../../store/index.js';
-import { isAbortError, retry } from '../../util/index.js';
+import { RemoteSession } from '../remote-session.js';
 import { TxRejectedError, type ExecResult, type Executor } from '../executor.js';
 import { EngineError, EngineRpcError, EngineUnreachableError, type EngineClient } from './engine.js';
 
@@ -105,31 +105,36 @@ export class EvmExecutor implements Executor {
   private readonly unfinalized = new Map<bigint, Hex>();
   /** The payload getTxs had built for the next block. */
   private built: { height: bigint; txs: Uint8Array[]; payload: ExecutionPayload } | null = null;
-  private needsHandshake = true;
-  private handshake: Promise<void> | null = null;
-  /** When the execution client stopped answering; null while it answers. */
-  private unreachableSince: number | null = null;
-  private signal = new AbortController().signal;
-  private loop: Promise<void> | null = null;
   /** Engine calls that move forkchoice run one at a time, so a late one never moves the head back. */
   private lock: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly opts: EvmExecutorOptions) {}
+  /** Backoff while the client is down or syncing, and the handshake after each outage (it may have restarted behind the node). */
+  private readonly session: RemoteSession;
 
-  /** Runs the start-up handshake in the background; `onFatal` hears of a disagreement only an operator can settle. */
-  start(signal: AbortSignal, onFatal: (err: Error) => void): void {
-    this.signal = signal;
-    this.loop = this.retrying('catch up with the node', async () => undefined, { resync: true }).catch((err) => {
-      if (!isAbortError(err, signal)) onFatal(err as Error);
+  constructor(private readonly opts: EvmExecutorOptions) {
+    this.session = new RemoteSession({
+      noun: 'execution client',
+      url: opts.engine.url,
+      logger: opts.logger,
+      retryBaseMs: opts.retryBaseMs,
+      retryMaxMs: opts.retryMaxMs,
+      isOutage: (err) => err instanceof EngineUnreachableError,
+      isRetryable: (err) => err instanceof EngineUnreachableError || err instanceof ClientSyncing,
+      syncWithNode: () => this.syncWithNode(),
     });
   }
 
+  /** Runs the start-up handshake in the background; `onFatal` hears of a disagreement only an operator can settle. */
+  start(signal: AbortSignal, onFatal: (err: Error) => void): void {
+    this.session.start(signal, onFatal);
+  }
+
   async stopped(): Promise<void> {
-    await this.loop;
+    await this.session.stopped();
   }
 
   status(): { reachable: boolean; height: bigint | null } {
-    return { reachable: this.unreachableSince === null, height: this.head?.number ?? null };
+    return { reachable: this.session.reachable, height: this.head?.number ?? null };
   }
 
   submitTx(): void {
@@ -222,46 +227,8 @@ export class EvmExecutor implements Executor {
     return rollupHeight === 0n ? 0n : rollupHeight - this.opts.initialHeight + 1n;
   }
 
-  /**
-   * Runs `fn` until it gets through, waiting with exponential backoff while the
-   * execution client is unreachable or still syncing. An outage calls for the
-   * handshake again (the client may have restarted behind the node): with
-   * `resync`, each attempt runs it first when due.
-   */
   private retrying<T>(what: string, fn: () => Promise<T>, opts: { resync?: boolean } = {}): Promise<T> {
-    const { retryBaseMs = 250, retryMaxMs = 5000 } = this.opts;
-    return retry(
-      async () => {
-        if (opts.resync) await this.ensureSynced();
-        const result = await fn();
-        if (this.unreachableSince !== null) {
-          this.opts.logger.info({ downForMs: Date.now() - this.unreachableSince }, `execution client at ${this.opts.engine.url} answers again`);
-          this.unreachableSince = null;
-        }
-        return result;
-      },
-      {
-        baseMs: retryBaseMs,
-        maxMs: retryMaxMs,
-        signal: this.signal,
-        retryable: (err) => err instanceof EngineUnreachableError || err instanceof ClientSyncing,
-        onRetry: ({ err, attempt, delayMs }) => {
-          if (err instanceof EngineUnreachableError) {
-            this.unreachableSince ??= Date.now();
-            this.needsHandshake = true;
-          }
-          this.opts.logger.warn({ attempt, retryInMs: delayMs }, `waiting for the execution client to ${what}: ${(err as Error).message}`);
-        },
-      },
-    );
-  }
-
-  /** The start-up handshake (once, and again after an outage): compare heads, replay what the EL lacks. */
-  private async ensureSynced(): Promise<void> {
-    while (this.needsHandshake) {
-      this.handshake ??= this.syncWithNode().finally(() => (this.handshake = null));
-      await this.handshake;
-    }
+    return this.session.retrying(what, fn, opts);
   }
 
   private async syncWithNode(): Promise<void> {
@@ -283,7 +250,7 @@ export class EvmExecutor implements Executor {
       logger.warn({ height: Number(nodeHeight) }, 'execution client holds one block the node never committed; setting its head back to the node\'s');
       await this.forkchoice(atNode.hash);
       this.head = atNode;
-      this.needsHandshake = false;
+      this.session.synced();
       return;
     }
     const elHead = await this.requireBlock(elHeight);
@@ -296,7 +263,7 @@ export class EvmExecutor implements Executor {
     const included = store.daIncludedHeight();
     if (included > 0n && included <= nodeHeight) this.finalizedHash = (await this.requireBlock(this.elNumber(included))).hash;
     await this.forkchoice(this.head.hash);
-    this.needsHandshake = false;
+    this.session.synced();
     logger.info({ height: Number(nodeHeight), hash: this.head.hash }, 'execution client in step with the node');
   }
 

@@ -5,7 +5,8 @@ import type { Logger } from '../../log/index.js';
 import { decodeStoredBlock, type BlockStore } from '../../store/index.js';
 import { timestampFromNanos } from '../../types/index.js';
 import { ExecutorService, FilterStatus } from '../../types/gen/node/v1/execution_pb.js';
-import { isAbortError, serialized, sleep, toHex } from '../../util/index.js';
+import { serialized, toHex } from '../../util/index.js';
+import { RemoteSession } from '../remote-session.js';
 import { ExecutionSyncError } from '../evm/evm.js';
 import { type ExecResult, type Executor } from '../executor.js';
 import { MAX_BLOCK_TXS, MAX_BLOCK_TX_BYTES } from '../kv/kv.js';
@@ -88,12 +89,8 @@ const SYNC_REMEDY =
  */
 export class GrpcExecutor implements Executor {
   private readonly client: Client<typeof ExecutorService>;
-  private signal = new AbortController().signal;
-  private loop: Promise<void> | null = null;
-  private needsHandshake = true;
-  private handshake: Promise<void> | null = null;
-  /** When the executor stopped answering; null while it answers. */
-  private unreachableSince: number | null = null;
+  /** Backoff while the executor is down or behind, and the handshake after each outage (it may have restarted and lost blocks). */
+  private readonly session: RemoteSession;
   /** The executor's height as last heard (the last block it executed for the node). */
   private height: bigint | null = null;
   /** Block work runs one piece at a time. */
@@ -107,22 +104,31 @@ export class GrpcExecutor implements Executor {
     // ev-node's client speaks the gRPC protocol (execution/grpc/client.go, connect.WithGRPC) over h2c or TLS.
     const transport = createGrpcTransport({ baseUrl: opts.url, defaultTimeoutMs: opts.timeoutMs ?? 30_000, interceptors: opts.token ? [auth] : [] });
     this.client = createClient(ExecutorService, transport);
+    this.session = new RemoteSession({
+      noun: 'executor',
+      url: opts.url,
+      logger: opts.logger,
+      retryBaseMs: opts.retryBaseMs,
+      retryMaxMs: opts.retryMaxMs,
+      isOutage: (err) => err instanceof ExecutorUnreachableError,
+      isRetryable: (err) => err instanceof ExecutorUnreachableError || err instanceof ExecutorBehindError,
+      // A block the executor lacks predecessors of is what the handshake's replay is for.
+      resyncAfter: (err) => err instanceof ExecutorUnreachableError || err instanceof ExecutorBehindError,
+      syncWithNode: () => this.syncWithNode(),
+    });
   }
 
   /** The handshake in the background; `onFatal` hears of a disagreement only an operator can settle. */
   start(signal: AbortSignal, onFatal: (err: Error) => void): void {
-    this.signal = signal;
-    this.loop = this.retrying('catch up with the node', async () => undefined, { resync: true }).catch((err) => {
-      if (!isAbortError(err, signal)) onFatal(err as Error);
-    });
+    this.session.start(signal, onFatal);
   }
 
   async stopped(): Promise<void> {
-    await this.loop;
+    await this.session.stopped();
   }
 
   status(): { reachable: boolean; height: bigint | null } {
-    return { reachable: this.unreachableSince === null, height: this.height };
+    return { reachable: this.session.reachable, height: this.height };
   }
 
   async initChain(genesisTime: bigint, initialHeight: bigint, chainId: string): Promise<Uint8Array> {
@@ -207,9 +213,9 @@ export class GrpcExecutor implements Executor {
   /** One RPC, its failure classified (see the class comment); the node's signal cancels it. */
   private async call<T>(rpc: string, fn: (options: { signal: AbortSignal }) => Promise<T>): Promise<T> {
     try {
-      return await fn({ signal: this.signal });
+      return await fn({ signal: this.session.signal });
     } catch (err) {
-      if (this.signal.aborted) throw this.signal.reason;
+      if (this.session.signal.aborted) throw this.session.signal.reason;
       throw this.classify(rpc, ConnectError.from(err));
     }
   }
@@ -238,40 +244,10 @@ export class GrpcExecutor implements Executor {
     }
   }
 
-  /**
-   * Runs `fn` until it gets through, waiting with exponential backoff while the
-   * executor is unreachable or behind; with `resync`, the handshake runs first when due.
-   */
-  private async retrying<T>(what: string, fn: () => Promise<T>, opts: { resync?: boolean } = {}): Promise<T> {
-    const { retryBaseMs = 250, retryMaxMs = 5000 } = this.opts;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        if (opts.resync) await this.ensureSynced();
-        const result = await fn();
-        if (this.unreachableSince !== null) {
-          this.opts.logger.info({ downForMs: Date.now() - this.unreachableSince }, `executor at ${this.opts.url} answers again`);
-          this.unreachableSince = null;
-        }
-        return result;
-      } catch (err) {
-        if (!(err instanceof ExecutorUnreachableError || err instanceof ExecutorBehindError)) throw err;
-        if (err instanceof ExecutorUnreachableError) this.unreachableSince ??= Date.now();
-        this.needsHandshake = true;
-        const delay = Math.min(retryMaxMs, retryBaseMs * 2 ** (attempt - 1));
-        this.opts.logger.warn({ attempt, retryInMs: delay }, `waiting for the executor to ${what}: ${err.message}`);
-        await sleep(delay, this.signal);
-      }
-    }
+  private retrying<T>(what: string, fn: () => Promise<T>, opts: { resync?: boolean } = {}): Promise<T> {
+    return this.session.retrying(what, fn, opts);
   }
 
-  private async ensureSynced(): Promise<void> {
-    while (this.needsHandshake) {
-      this.handshake ??= this.syncWithNode().finally(() => (this.handshake = null));
-      await this.handshake;
-    }
-  }
-
-  /** The state root after block `height` (0: genesis): the next block's header holds it, or the node's state at its head. */
   private async stateRootAfter(height: bigint, nodeHeight: bigint, nodeRoot: Uint8Array): Promise<Uint8Array> {
     if (height === nodeHeight) return nodeRoot;
     const next = height === 0n ? this.opts.genesis.initialHeight : height + 1n;
@@ -310,7 +286,7 @@ export class GrpcExecutor implements Executor {
       for (let height = from + 1n; height <= nodeHeight; height++) await this.replay(height, nodeHeight, nodeRoot);
     }
     this.height = nodeHeight;
-    this.needsHandshake = false;
+    this.session.synced();
     logger.info({ height: Number(nodeHeight), appHash: toHex(nodeRoot) }, 'executor in step with the node');
   }
 
