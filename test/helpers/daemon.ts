@@ -5,28 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Spawned } from './spawned.js';
+import { WaitAborted, waitFor } from './wait.js';
 
 export const RUN_JS = fileURLToPath(new URL('../../bin/run.js', import.meta.url));
 
-/** Thrown from a waitFor check: stop waiting at once (the awaited thing can no longer happen). */
-export class WaitAborted extends Error {}
-
-/** Polls `check` until it returns a truthy value or the deadline passes. */
-export async function waitFor<T>(check: () => Promise<T | undefined | null | false> | T | undefined | null | false, what: string, timeoutMs = 15_000, intervalMs = 25): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastErr: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await check();
-      if (v) return v;
-    } catch (err) {
-      if (err instanceof WaitAborted) throw err;
-      lastErr = err;
-    }
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-  throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}${lastErr ? `: ${(lastErr as Error).message}` : ''}`);
-}
+export { WaitAborted, waitFor } from './wait.js';
 
 export function tempHome(prefix = 'noded-test-'): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
