@@ -54,8 +54,9 @@ export class NodedProcess extends Spawned {
   }
 
   /** Waits for a JSON log line with this message and returns it parsed; fails at once if the process exits. */
-  protected waitForLog(message: string, what: string, timeoutMs = 20_000): Promise<Record<string, unknown>> {
-    // Its stderr goes in the error itself: a beforeAll's failure is no test's, so showStderrOnFailure does not see it.
+  protected waitForLog(message: string, what: string, timeoutMs = 45_000): Promise<Record<string, unknown>> {
+    // A bound for a machine under load (a start has taken 20 s there). Its stderr goes in the error itself:
+    // a beforeAll's failure is no test's, so showStderrOnFailure does not see it.
     return waitFor(
       () => {
         const line = this.stderr.split('\n').find((l) => l.includes(`"${message}"`));

@@ -28,13 +28,18 @@ export class Spawned {
     return this.child.exitCode === null && this.child.signalCode === null;
   }
 
-  /** `noded start --home /tmp/x (pid 42, killed by SIGKILL)` and the last lines of its stderr. */
+  /** How a failure message names it: `--- stderr of noded start --home /tmp/x (pid 42`. */
+  get heading(): string {
+    return `--- stderr of ${this.label} (pid ${this.child.pid}`;
+  }
+
+  /** `--- stderr of noded start --home /tmp/x (pid 42, killed by SIGKILL):` and the last lines of its stderr. */
   describe(): string {
-    const { pid, exitCode, signalCode } = this.child;
+    const { exitCode, signalCode } = this.child;
     const state = this.running ? 'still running' : signalCode ? `killed by ${signalCode}` : `exit code ${exitCode}`;
     const lines = this.stderr.trimEnd().split('\n');
     const shown = lines.length > SHOWN_LINES ? [`… ${lines.length - SHOWN_LINES} earlier lines`, ...lines.slice(-SHOWN_LINES)] : lines;
-    return `--- stderr of ${this.label} (pid ${pid}, ${state}):\n${this.stderr.trim() ? shown.join('\n') : '(empty)'}`;
+    return `${this.heading}, ${state}):\n${this.stderr.trim() ? shown.join('\n') : '(empty)'}`;
   }
 }
 
@@ -49,9 +54,11 @@ export function showStderrOnFailure(): void {
   beforeEach(({ onTestFailed }) => {
     for (const s of registry) if (!s.running) registry.delete(s);
     onTestFailed(({ task }) => {
-      if (registry.size === 0) return;
-      const text = `\n\n${[...registry].map((s) => s.describe()).join('\n\n')}`;
-      for (const error of task.result?.errors ?? []) error.message += text;
+      for (const error of task.result?.errors ?? []) {
+        // Not again for a process the error already shows (a helper's own message may carry its stderr).
+        const untold = [...registry].filter((s) => !error.message.includes(s.heading));
+        if (untold.length > 0) error.message += `\n\n${untold.map((s) => s.describe()).join('\n\n')}`;
+      }
     });
   });
 }
