@@ -45,7 +45,7 @@ async function startFails(home: string, args: string[] = [], env: NodeJS.Process
     ['--node.rpc.status_address', '127.0.0.1:0'],
     ['--node.p2p.listen_address', '/ip4/127.0.0.1/tcp/0'],
   ].filter(([flag]) => !args.includes(flag!));
-  const res = await runCli(['start', '--home', home, ...ports.flat(), '--node.log.format', 'json', ...args], { OCLIF_COLUMNS: '1000', ...env }, 20_000);
+  const res = await runCli(['start', '--home', home, ...ports.flat(), '--node.log.format', 'json', ...args], { OCLIF_COLUMNS: '1000', ...env });
   expect(res.code, `noded start ${args.join(' ')} should fail with exit ${exit}:\n${res.stderr}`).toBe(exit);
   // oclif prefixes error lines with " ›   "; keep just the text.
   const message = res.stderr

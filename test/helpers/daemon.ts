@@ -23,14 +23,14 @@ export interface RunResult {
 }
 
 /** Runs `noded …` to completion. */
-export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 30_000): Promise<RunResult> {
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 45_000): Promise<RunResult> {
   const proc = new Spawned(spawn(process.execPath, [RUN_JS, ...args], { env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] }), `noded ${args.join(' ')}`);
   let stdout = '';
   proc.child.stdout!.on('data', (d) => (stdout += d));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       proc.child.kill('SIGKILL');
-      reject(new Error(`noded ${args.join(' ')} did not finish in ${timeoutMs}ms\n${proc.stderr}`));
+      reject(new Error(`noded ${args.join(' ')} did not finish in ${timeoutMs}ms\n${proc.describe()}`));
     }, timeoutMs);
     void proc.exited.then((code) => {
       clearTimeout(timer);
