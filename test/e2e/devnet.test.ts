@@ -61,7 +61,11 @@ describe('a devnet aggregator', () => {
   });
 
   it('returns the identical block by hash, and 404 naming the height for a missing one', async () => {
-    const byHeight = await getBlockJson(node.rpc, { height: 2 });
+    // Once block 2 is on DA: its DA heights no longer change between the reads compared.
+    const byHeight = await waitFor(async () => {
+      const r = await getBlockJson(node.rpc, { height: 2 });
+      return r.json?.header_da_height > 0 && r.json.data_da_height > 0 ? r : null;
+    }, 'block 2 on DA');
     const parsed = readGetBlockJson(parseJsonExact(byHeight.text) as never);
     const hash = Buffer.from(headerHash(parsed.block!.header!.header!)).toString('base64');
     const byHash = await getBlockJson(node.rpc, { hash });
