@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
@@ -8,19 +7,12 @@ import { DaError } from '../../src/da/errors.js';
 import type { TxConfig } from '../../src/da/types.js';
 import { daNamespace } from '../../src/config/index.js';
 import { localCommitment } from '../../src/da/local/index.js';
-import { RUN_JS, runCli, tempHome, waitFor } from '../helpers/daemon.js';
-
-/** A `noded da serve` child whose addresses are read from its "local DA serving" log line. */
-interface Serve {
-  child: ChildProcess;
-  stderr: () => string;
-  exited: Promise<number | null>;
-  address: string;
-  admin: string;
-}
+import { killAll, runCli, tempHome, waitFor } from '../helpers/daemon.js';
+import { DaServer } from '../helpers/da.js';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
+  await killAll();
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
@@ -28,32 +20,6 @@ function newHome(): string {
   const h = tempHome('noded-da-serve-');
   cleanups.push(h.cleanup);
   return h.dir;
-}
-
-async function serve(args: string[]): Promise<Serve> {
-  const child = spawn(process.execPath, [RUN_JS, 'da', 'serve', '--log-format', 'json', ...args], {
-    env: { ...process.env, NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (d) => (stderr += d));
-  child.stdout!.resume();
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  cleanups.push(async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    await exited;
-  });
-  const line = await waitFor(
-    () => {
-      const found = stderr.split('\n').find((l) => l.includes('"local DA serving"'));
-      if (!found && child.exitCode !== null) throw new Error(`noded da serve exited with ${child.exitCode}:\n${stderr}`);
-      return found;
-    },
-    'noded da serve to log "local DA serving"',
-    20_000,
-  );
-  const rec = JSON.parse(line) as { address: string; admin?: string };
-  return { child, stderr: () => stderr, exited, address: rec.address, admin: rec.admin ?? '' };
 }
 
 function client(address: string, authToken: string): DaClient {
@@ -73,8 +39,7 @@ const reasonOf = (p: Promise<unknown>) => p.then(() => 'ok', (err: unknown) => (
 describe('noded da serve', () => {
   it('serves the DA with a token, flips faults through --admin, keeps blobs across restarts, exits 0 on SIGTERM', async () => {
     const home = newHome();
-    const args = ['--home', home, '--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', '--block-time', '100ms', '--token', 't0k'];
-    const da = await serve(args);
+    const da = await DaServer.start(home, ['--token', 't0k']);
     expect(da.address).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(da.admin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
 
@@ -122,11 +87,11 @@ describe('noded da serve', () => {
     expect(existsSync(join(home, 'data', 'local-da', 'blocks.log'))).toBe(true);
     da.child.kill('SIGTERM');
     expect(await da.exited).toBe(0);
-    expect(da.stderr()).toContain('local DA stopped');
-    expect(da.stderr()).not.toContain('t0k');
+    expect(da.stderr).toContain('local DA stopped');
+    expect(da.stderr).not.toContain('t0k');
 
     // Same home, new process: the blob is still at its height.
-    const again = await serve(args);
+    const again = await DaServer.start(home, ['--token', 't0k']);
     const c2 = client(again.address, 't0k');
     expect((await c2.getAll(height, [NS])).map((b) => Buffer.from(b.data).toString())).toEqual(['through the CLI']);
     again.child.kill('SIGINT');

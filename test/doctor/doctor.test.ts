@@ -31,9 +31,12 @@ interface DoctorRun extends RunResult {
   byId: Record<string, CheckResult>;
 }
 
-/** `noded doctor --json` on a home, with a 3 s bound unless the args give one. */
+/** Each check's bound: wide enough that a loaded machine's live daemons answer within it (no check here waits for one to run out). */
+const TIMEOUT = ['--timeout', '10s'];
+
+/** `noded doctor --json` on a home, with the TIMEOUT bound unless the args give one. */
 async function doctor(home: string, args: string[] = []): Promise<DoctorRun> {
-  const timeout = args.includes('--timeout') ? [] : ['--timeout', '3s'];
+  const timeout = args.includes('--timeout') ? [] : TIMEOUT;
   const res = await runCli(['doctor', '--home', home, '--json', ...timeout, ...args]);
   let results: CheckResult[];
   try {
@@ -110,7 +113,7 @@ describe('noded doctor against a running devnet', () => {
   });
 
   it('a healthy devnet: exit 0, and --json is a stable array of {id, status, message, remedy}', async () => {
-    const [run, plain] = await Promise.all([doctor(home), runCli(['doctor', '--home', home, '--timeout', '3s'])]);
+    const [run, plain] = await Promise.all([doctor(home), runCli(['doctor', '--home', home, ...TIMEOUT])]);
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(run.results.map((r) => r.id)).toEqual([...CHECK_IDS]);
     for (const r of run.results) {
@@ -336,7 +339,7 @@ describe('noded doctor against a running devnet', () => {
   });
 
   it('on a terminal: a listr2 task list with colours', async () => {
-    const cmd = `stty cols 200; ${process.execPath} ${RUN_JS} doctor --home ${home} --timeout 3s --check config,peers,node`;
+    const cmd = `stty cols 200; ${process.execPath} ${RUN_JS} doctor --home ${home} ${TIMEOUT.join(' ')} --check config,peers,node`;
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'NO_COLOR' && k !== 'FORCE_COLOR'));
     const tty = spawnSync('script', ['-qec', cmd, '/dev/null'], { encoding: 'utf8', env, timeout: 30_000 });
     expect(tty.status, tty.stdout + tty.stderr).toBe(0);

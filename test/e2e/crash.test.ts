@@ -10,8 +10,8 @@ import { Daemon, getBlockJson, killAll, runCli, tempHome, waitFor } from '../hel
 
 const KILLS = 5;
 const START_ARGS = ['--node.node.block_time', '50ms'];
-/** The kill comes at a random moment this long after the node reports it is up. */
-const KILL_AFTER_MS = { min: 100, max: 700 };
+/** The kill comes once the run has committed an accepted tx, after a random number (up to this) of further accepted txs. */
+const KILL_AFTER_TXS = 40;
 
 let home: ReturnType<typeof tempHome> | undefined;
 
@@ -126,9 +126,12 @@ describe('kill -9 while txs flow', () => {
       const node = await Daemon.start(home.dir, START_ARGS);
       const s = await checkResume(node, spawnedAt);
       const ctl = new AbortController();
+      const [committedBefore, acceptedBefore] = [committedAt.size, accepted.size];
       const loops = [poster(node.rpc, ctl.signal), poster(node.rpc, ctl.signal), watcher(node.rpc, s + 1, ctl.signal)];
-      // A random moment to crash at; not a wait for anything.
-      await new Promise((r) => setTimeout(r, KILL_AFTER_MS.min + Math.random() * (KILL_AFTER_MS.max - KILL_AFTER_MS.min)));
+      // The crash: at a random point of the tx stream (not of the clock), once this run has committed something.
+      await waitFor(() => committedAt.size > committedBefore, `an accepted tx committed by run ${cycle + 1}`);
+      const killAt = accepted.size + Math.floor(Math.random() * KILL_AFTER_TXS);
+      await waitFor(() => accepted.size >= killAt, `${killAt - acceptedBefore} accepted txs in run ${cycle + 1}`);
       node.child.kill('SIGKILL');
       await node.exited;
       expect(node.child.signalCode).toBe('SIGKILL');
@@ -179,5 +182,5 @@ describe('kill -9 while txs flow', () => {
       expect(res.status, key).toBe(200);
       expect(await res.text()).toBe(value);
     }
-  });
+  }, 180_000); // six starts of the node: on a loaded machine each can take 10 s
 });

@@ -4,28 +4,12 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Spawned } from './spawned.js';
+import { WaitAborted, waitFor } from './wait.js';
 
 export const RUN_JS = fileURLToPath(new URL('../../bin/run.js', import.meta.url));
 
-/** Thrown from a waitFor check: stop waiting at once (the awaited thing can no longer happen). */
-export class WaitAborted extends Error {}
-
-/** Polls `check` until it returns a truthy value or the deadline passes. */
-export async function waitFor<T>(check: () => Promise<T | undefined | null | false> | T | undefined | null | false, what: string, timeoutMs = 15_000, intervalMs = 25): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastErr: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const v = await check();
-      if (v) return v;
-    } catch (err) {
-      if (err instanceof WaitAborted) throw err;
-      lastErr = err;
-    }
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-  throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}${lastErr ? `: ${(lastErr as Error).message}` : ''}`);
-}
+export { WaitAborted, waitFor } from './wait.js';
 
 export function tempHome(prefix = 'noded-test-'): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
@@ -39,20 +23,18 @@ export interface RunResult {
 }
 
 /** Runs `noded …` to completion. */
-export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 30_000): Promise<RunResult> {
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 45_000): Promise<RunResult> {
+  const proc = new Spawned(spawn(process.execPath, [RUN_JS, ...args], { env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] }), `noded ${args.join(' ')}`);
+  let stdout = '';
+  proc.child.stdout!.on('data', (d) => (stdout += d));
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [RUN_JS, ...args], { env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
     const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`noded ${args.join(' ')} did not finish in ${timeoutMs}ms\n${stderr}`));
+      proc.child.kill('SIGKILL');
+      reject(new Error(`noded ${args.join(' ')} did not finish in ${timeoutMs}ms\n${proc.describe()}`));
     }, timeoutMs);
-    child.on('exit', (code) => {
+    void proc.exited.then((code) => {
       clearTimeout(timer);
-      resolve({ code, stdout, stderr });
+      resolve({ code, stdout, stderr: proc.stderr });
     });
   });
 }
@@ -60,16 +42,10 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 
 const running = new Set<NodedProcess>();
 
 /** A long-running `noded …` child process, registered so killAll ends it whatever a test does. */
-export class NodedProcess {
-  stderr = '';
-  readonly child: ChildProcess;
-  readonly exited: Promise<number | null>;
-
+export class NodedProcess extends Spawned {
   protected constructor(args: string[]) {
-    this.child = spawn(process.execPath, [RUN_JS, ...args], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    super(spawn(process.execPath, [RUN_JS, ...args], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] }), `noded ${args.join(' ')}`);
     this.child.stdout!.resume();
-    this.child.stderr!.on('data', (d) => (this.stderr += d));
-    this.exited = new Promise((resolve) => this.child.on('exit', (code) => resolve(code)));
     running.add(this);
   }
 
@@ -78,21 +54,25 @@ export class NodedProcess {
   }
 
   /** Waits for a JSON log line with this message and returns it parsed; fails at once if the process exits. */
-  protected waitForLog(message: string, what: string, timeoutMs = 20_000): Promise<Record<string, unknown>> {
+  protected waitForLog(message: string, what: string, timeoutMs = 45_000): Promise<Record<string, unknown>> {
+    // A bound for a machine under load (a start has taken 20 s there). Its stderr goes in the error itself:
+    // a beforeAll's failure is no test's, so showStderrOnFailure does not see it.
     return waitFor(
       () => {
         const line = this.stderr.split('\n').find((l) => l.includes(`"${message}"`));
         if (line) return JSON.parse(line) as Record<string, unknown>;
-        if (this.child.exitCode !== null) throw new WaitAborted(`${what}: the process exited with ${this.child.exitCode}:\n${this.stderr}`);
+        if (!this.running) throw new WaitAborted(`${what}: the process ended\n${this.describe()}`);
         return null;
       },
       what,
       timeoutMs,
-    );
+    ).catch((err: Error) => {
+      throw err instanceof WaitAborted ? err : new Error(`${err.message}\n${this.describe()}`);
+    });
   }
 
   kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<number | null> {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill(signal);
+    if (this.running) this.child.kill(signal);
     return this.exited;
   }
 }

@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
 import { P2PHost, type EncodedBlockAt, type P2PHostOptions } from '../../src/p2p/index.js';
 import { Ed25519Key, buildBlock, encodeBlock, fullDataHash, headerHash, validateBlock, type Block } from '../../src/types/index.js';
+import { waitFor as waitForShared } from '../helpers/wait.js';
 
 export const CHAIN_ID = 'p2p-test';
 
@@ -110,15 +111,8 @@ export function captureLogger(): CapturedLogger {
 
 export const silent = (): Logger => pino({ level: 'silent' });
 
-/** Polls `check` until it returns true, or fails after `ms` saying what it waited for. */
-export async function waitFor(what: string, check: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** The shared waitFor (test/helpers/wait.ts), `what` first as these tests write it. */
+export const waitFor = (what: string, check: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> => waitForShared(check, what, ms).then(() => undefined);
 
 /** Hosts created by a test file; close them all in afterEach/afterAll. */
 export class Hosts {

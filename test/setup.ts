@@ -1,0 +1,3 @@
+import { showStderrOnFailure } from './helpers/spawned.js';
+
+showStderrOnFailure();
