@@ -1,6 +1,6 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Config } from '../config/index.js';
-import { daNamespaces, formatHostPort, nodeListenerMove, parsePeerList } from '../config/index.js';
+import { daNamespaces, forcedInclusionNamespace, formatHostPort, nodeListenerMove, parsePeerList } from '../config/index.js';
 import { DaCache, DaClient, DaRetriever, DaSubmitter, LocalDa, clearCache, type DaActivity, type DaNamespaces } from '../da/index.js';
 import { AbciExecutor, KvExecutor, Mempool, TxRejectedError, createExecutor, instrumentExecutor, type Executor } from '../exec/index.js';
 import { createNodeMetrics, type NodeReadings } from '../metrics/index.js';
@@ -106,6 +106,8 @@ export class Node {
   static async init(opts: NodeOptions): Promise<Node> {
     const { config, logger } = opts;
     const home = readHome(opts.home);
+    // Before anything opens: a forced-inclusion namespace on the chain's own, or based mode without one, is refused.
+    forcedInclusionNamespace(config, home.genesis.chainId);
     if (config.node.aggregator && Buffer.compare(home.signer.address, home.genesis.proposerAddress) !== 0) {
       throw new Error(
         `node.aggregator is true but config/signer.json is not the genesis proposer; run as a full node (--no-node.node.aggregator) or use the proposer's key`,
