@@ -83,6 +83,7 @@ const METHODS: Record<string, { perm: 'read' | 'write'; goName: string; params: 
   [DaMethod.submit]: { perm: 'write', goName: 'Submit', params: 2 },
   [DaMethod.getAll]: { perm: 'read', goName: 'GetAll', params: 2 },
   [DaMethod.networkHead]: { perm: 'read', goName: 'NetworkHead', params: 0 },
+  [DaMethod.headerByHeight]: { perm: 'read', goName: 'GetByHeight', params: 1 },
   [DaMethod.syncState]: { perm: 'read', goName: 'SyncState', params: 0 },
   [DaMethod.balance]: { perm: 'read', goName: 'Balance', params: 0 },
 };
@@ -184,6 +185,8 @@ export class LocalDa {
   private readonly startedAt = new Date().toISOString();
   /** Height → its blobs, for heights that have any. */
   private readonly index = new Map<number, StoredBlob[]>();
+  /** Height → the time its block was sealed (RFC 3339), for header.GetByHeight. */
+  private readonly times: string[] = [];
   private pending: PendingSubmit[] = [];
   private readonly records: DaSubmission[] = [];
   private state: DaFaults = { ...NO_FAULTS };
@@ -296,6 +299,7 @@ export class LocalDa {
   private applyBlock(block: SealedBlock): void {
     this.head = block.height;
     this.headTime = block.time;
+    this.times[block.height] = block.time;
     if (block.blobs.length > 0) this.index.set(block.height, block.blobs);
   }
 
@@ -465,6 +469,10 @@ export class LocalDa {
       }
       case DaMethod.networkHead:
         return () => ({ header: { chain_id: CHAIN_ID, height: String(this.head), time: this.headTime } }) satisfies WireExtendedHeader;
+      case DaMethod.headerByHeight: {
+        const height = goUint64(params[0], (why) => paramError(method, 'uint64', why));
+        return () => this.headerAt(height);
+      }
       case DaMethod.syncState:
         return () => this.syncState();
       default:
@@ -528,6 +536,13 @@ export class LocalDa {
     }
     record.ok = true;
     return new Promise<number>((resolve, reject) => this.pending.push({ blobs, record, resolve, reject }));
+  }
+
+  /** celestia-node nodebuilder/header/service.go, GetByHeight: a sealed block's header; a height past the head is from the future. */
+  private headerAt(height: number): WireExtendedHeader {
+    if (height === 0) throw methodError('header: height must be bigger than zero');
+    if (height > this.head) throw methodError(`header: ${DaErrorText.heightFromFuture}: networkHeight: ${this.head}, requestedHeight: ${height}`);
+    return { header: { chain_id: CHAIN_ID, height: String(height), time: this.times[height] ?? this.headTime } };
   }
 
   /** celestia-node blob/service.go, GetAll: the blobs in the namespaces, or null (a nil slice) when there are none. */
