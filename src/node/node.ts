@@ -21,6 +21,7 @@ import {
   type RpcBackend,
 } from '../rpc/index.js';
 import { BlockStore } from '../store/index.js';
+import { ForcedInclusionQueue } from '../forced/index.js';
 import type { SignedHeader } from '../types/index.js';
 import { Chain } from './chain.js';
 import { daInfo, nodeInfo } from './info.js';
@@ -60,6 +61,8 @@ interface NodeComponents {
   producer: BlockProducer | null;
   submitter: DaSubmitter | null;
   retriever: DaRetriever | null;
+  /** Forced txs still to take, on an aggregator or based node with forced inclusion on. */
+  forcedQueue: ForcedInclusionQueue | null;
   p2p: P2PNetwork;
   /** `metrics` is null unless instrumentation.prometheus is on. */
   listeners: { rpc: Listener; status: Listener; metrics: Listener | null };
@@ -107,7 +110,7 @@ export class Node {
     const { config, logger } = opts;
     const home = readHome(opts.home);
     // Before anything opens: a forced-inclusion namespace on the chain's own, or based mode without one, is refused.
-    forcedInclusionNamespace(config, home.genesis.chainId);
+    const forcedNamespace = forcedInclusionNamespace(config, home.genesis.chainId);
     if (config.node.aggregator && Buffer.compare(home.signer.address, home.genesis.proposerAddress) !== 0) {
       throw new Error(
         `node.aggregator is true but config/signer.json is not the genesis proposer; run as a full node (--no-node.node.aggregator) or use the proposer's key`,
@@ -167,6 +170,18 @@ export class Node {
 
       const daRetryMaxMs = Math.min(30_000, Math.max(1000, 5 * config.da.block_time));
       const aggregator = config.node.aggregator;
+      const forcedRules = { daStartHeight: home.genesis.daStartHeight, epochSize: home.genesis.daEpochForcedInclusion };
+      const daPollMs = Math.max(10, Math.min(1000, Math.floor(config.da.block_time / 2)));
+      // The aggregator takes forced txs into its blocks; a based node derives its blocks from them alone.
+      const forcedQueue =
+        forcedNamespace && (aggregator || config.node.based)
+          ? await ForcedInclusionQueue.open(
+              da,
+              store,
+              { rules: forcedRules, namespace: forcedNamespace, pollMs: daPollMs, retryMaxMs: daRetryMaxMs, withEndTime: config.node.based },
+              logger.child({ module: 'forced-inclusion' }),
+            )
+          : null;
       const submitter = aggregator
         ? new DaSubmitter(
             store,
@@ -201,6 +216,7 @@ export class Node {
               pendingTxs: () => mempool.size,
               pendingBlocks: () => store.blocksNotOnDa(),
               maxPendingBlocks: config.node.max_pending_blocks,
+              ...(forcedQueue ? { forced: { queue: forcedQueue, maxBlockTxBytes: maxBlockTxBytes(config), censor: process.env.NODED_TEST_CENSOR_FORCED_TXS === '1' } } : {}),
             },
             logger.child({ module: 'producer' }),
             metrics,
@@ -222,7 +238,7 @@ export class Node {
               proposerAddress: home.genesis.proposerAddress,
               startDaHeight: home.genesis.daStartHeight,
               lastAppliedDaHeight: lastApplied?.headerDaHeight ?? 0n,
-              pollMs: Math.max(10, Math.min(1000, Math.floor(config.da.block_time / 2))),
+              pollMs: daPollMs,
               retryMaxMs: daRetryMaxMs,
               checkGenesis: checkGenesis('da'),
             },
@@ -269,7 +285,7 @@ export class Node {
 
       node = new Node(
         opts,
-        { ...parts, localDa, da, genesisGuard, producer, submitter, retriever, listeners: { rpc, status, metrics: metricsListener } },
+        { ...parts, localDa, da, genesisGuard, producer, submitter, retriever, forcedQueue, listeners: { rpc, status, metrics: metricsListener } },
         closers,
       );
       metrics?.observe(readings(node));
@@ -313,7 +329,7 @@ export class Node {
     // An execution layer with a handshake of its own starts first and stops last.
     const { executor } = this.c;
     const execution = executor.start && executor.stopped ? (executor as Executor & BackgroundService) : null;
-    return [execution, this.c.submitter, this.c.retriever, this.c.p2p, this.c.producer, this.notifier].filter((s): s is NonNullable<typeof s> => s !== null);
+    return [execution, this.c.submitter, this.c.retriever, this.c.forcedQueue, this.c.p2p, this.c.producer, this.notifier].filter((s): s is NonNullable<typeof s> => s !== null);
   }
 
   /** Starts production, DA submission or DA sync; `onFatal` hears of an error the node cannot go on after. */

@@ -34,7 +34,7 @@ describe('FilterTxs (ev-node core/execution/execution.go semantics)', () => {
     const store = await BlockStore.open(join(home.dir, 'store'));
     cleanups.push(() => store.close());
     const exec = new KvExecutor(store, new Mempool({ maxTxs: 10, maxTxBytes: 1024 }, store));
-    expect(await exec.filterTxs(['a=1', 'gibberish', '=x', 'b='].map(enc), 0, 0, true)).toEqual([FilterStatus.ok, FilterStatus.remove, FilterStatus.remove, FilterStatus.ok]);
+    expect(await exec.filterTxs(['a=1', 'gibberish', '=x', 'b='].map(enc), 0)).toEqual([FilterStatus.ok, FilterStatus.remove, FilterStatus.remove, FilterStatus.ok]);
   });
 
   it('evm takes signed legacy and typed txs, and removes gibberish, truncated or padded ones', () => {

@@ -1,0 +1,60 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Daemon, killAll, latestHeight, runCli, waitFor } from '../helpers/daemon.js';
+import { Homes } from '../helpers/homes.js';
+import { DaServer } from '../helpers/da.js';
+
+const homes = new Homes();
+afterEach(async () => {
+  await killAll();
+  homes.cleanup();
+});
+
+/** DA blocks per epoch in these tests: 10 DA blocks of 100ms, so a forced tx waits about a second. */
+const EPOCH = 10;
+const FORCED = ['--node.da.forced_inclusion_namespace', 'fi-forced'];
+
+function setEpoch(home: string, epoch = EPOCH): void {
+  const file = join(home, 'config', 'genesis.json');
+  writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(file, 'utf8')), da_epoch_forced_inclusion: epoch }, null, 2));
+}
+
+/** `noded tx post` against a DA node, waiting at the node's RPC; its --json answer. */
+async function post(home: string, tx: string, da: string, rpc: string) {
+  const res = await runCli(['tx', 'post', tx, '--home', home, '--node.da.address', da, ...FORCED, '--wait', '--timeout', '60s', '--node', rpc, '--json'], {}, 90_000);
+  expect(res.code, res.stderr + res.stdout).toBe(0);
+  return JSON.parse(res.stdout) as { da_height: number; deadline_da_height: number; height: number };
+}
+
+async function blockAt(rpc: string, height: number) {
+  const res = await fetch(`${rpc}/node.v1.StoreService/GetBlock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ height }) });
+  return (await res.json()) as { block: { data: { txs: string[] } }; header_da_height: number };
+}
+
+describe('forced inclusion', () => {
+  it('a tx posted to the forced-inclusion namespace lands first in a block, on DA by its deadline, and the kv state has it', async () => {
+    const { aggregator, full } = await homes.chain('fi-incl');
+    for (const h of [aggregator, ...full]) setEpoch(h);
+    const da = await DaServer.start(await homes.create('fi-da', false));
+    const daArgs = ['--no-node.da.local', '--node.da.address', da.address, ...FORCED];
+    const agg = await Daemon.start(aggregator, ['--node.node.block_time', '100ms', ...daArgs]);
+    const fn = await Daemon.start(full[0]!, daArgs);
+    await waitFor(async () => (await latestHeight(agg.rpc)) >= 3, 'the aggregator to produce');
+    const posted = await post(aggregator, 'forced=yes', da.address, agg.rpc);
+    expect(posted.deadline_da_height).toBeGreaterThanOrEqual(posted.da_height + EPOCH);
+    expect(posted.deadline_da_height % EPOCH, 'the deadline is the end of the epoch after the tx\'s').toBe(EPOCH - 1);
+    const block = await blockAt(agg.rpc, posted.height);
+    expect(block.block.data.txs[0], 'forced txs go first').toBe(Buffer.from('forced=yes').toString('base64'));
+    expect(await (await fetch(`${agg.rpc}/kv/forced`)).text()).toBe('yes');
+    const onDa = await waitFor(async () => (await blockAt(agg.rpc, posted.height)).header_da_height || null, 'the block on DA');
+    expect(onDa).toBeLessThanOrEqual(posted.deadline_da_height);
+    // An honest aggregator: the full node follows well past the deadline without a violation.
+    const past = posted.deadline_da_height + 2 * EPOCH;
+    await waitFor(async () => (await (await fetch(`${da.admin}/health`)).json() as { height: number }).height > past, 'DA past the deadline', 30_000);
+    const target = await latestHeight(agg.rpc);
+    await waitFor(async () => (await latestHeight(fn.rpc)) >= target, `the full node at ${target}`, 30_000);
+    expect(fn.stderr).not.toMatch(/FORCED_INCLUSION_VIOLATED/);
+    expect(await (await fetch(`${fn.rpc}/kv/forced`)).text()).toBe('yes');
+  });
+});
