@@ -21,7 +21,7 @@ import {
   type RpcBackend,
 } from '../rpc/index.js';
 import { BlockStore } from '../store/index.js';
-import { ForcedInclusionQueue } from '../forced/index.js';
+import { ForcedInclusionQueue, ForcedInclusionVerifier } from '../forced/index.js';
 import type { SignedHeader } from '../types/index.js';
 import { Chain } from './chain.js';
 import { daInfo, nodeInfo } from './info.js';
@@ -63,6 +63,8 @@ interface NodeComponents {
   retriever: DaRetriever | null;
   /** Forced txs still to take, on an aggregator or based node with forced inclusion on. */
   forcedQueue: ForcedInclusionQueue | null;
+  /** A full node's forced-inclusion check, when forced inclusion is on. */
+  verifier: ForcedInclusionVerifier | null;
   p2p: P2PNetwork;
   /** `metrics` is null unless instrumentation.prometheus is on. */
   listeners: { rpc: Listener; status: Listener; metrics: Listener | null };
@@ -224,7 +226,18 @@ export class Node {
         : null;
       const genesisGuard = new GenesisGuard(home.genesis, home.paths.genesisFile, logger.child({ module: 'chain' }));
       const checkGenesis = (from: HeardFrom) => (signed: SignedHeader) => genesisGuard.check(signed, from);
-      const intake = new BlockIntake(chain, store, metrics, genesisGuard);
+      // A full node checks that the aggregator includes forced txs (ev-node syncer.go, VerifyForcedInclusionTxs).
+      const verifier =
+        forcedNamespace && !aggregator && !config.node.based
+          ? await ForcedInclusionVerifier.open(
+              da,
+              store,
+              executor,
+              { rules: forcedRules, namespace: forcedNamespace, maxBlockTxBytes: maxBlockTxBytes(config), maxBlobSize: config.da.max_blob_size, proposerAddress: home.genesis.proposerAddress },
+              logger.child({ module: 'forced-inclusion' }),
+            )
+          : null;
+      const intake = new BlockIntake(chain, store, metrics, genesisGuard, verifier);
       const lastApplied = chain.height > 0n ? await store.getBlock(chain.height) : null;
       const retriever = aggregator
         ? null
@@ -285,7 +298,7 @@ export class Node {
 
       node = new Node(
         opts,
-        { ...parts, localDa, da, genesisGuard, producer, submitter, retriever, forcedQueue, listeners: { rpc, status, metrics: metricsListener } },
+        { ...parts, localDa, da, genesisGuard, producer, submitter, retriever, forcedQueue, verifier, listeners: { rpc, status, metrics: metricsListener } },
         closers,
       );
       metrics?.observe(readings(node));
@@ -346,6 +359,9 @@ export class Node {
     const cfg = this.opts.config;
     const checks: Record<string, CheckResult> = {};
     const height = this.chain.height;
+    // A censoring aggregator first: this node has stopped following its chain, and nothing else matters until that is settled.
+    const violation = this.c.verifier?.violation;
+    if (violation) checks.forced_inclusion = { ok: false, reason: violation.message };
     // The execution client first: while it is down nothing else moves, and it is what to fix.
     const execution = this.c.executor.status?.();
     if (execution) checks.execution = execution.reachable ? { ok: true } : { ok: false, reason: 'execution client unreachable' };

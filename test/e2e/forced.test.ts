@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Daemon, killAll, latestHeight, runCli, waitFor } from '../helpers/daemon.js';
@@ -56,5 +57,40 @@ describe('forced inclusion', () => {
     await waitFor(async () => (await latestHeight(fn.rpc)) >= target, `the full node at ${target}`, 30_000);
     expect(fn.stderr).not.toMatch(/FORCED_INCLUSION_VIOLATED/);
     expect(await (await fetch(`${fn.rpc}/kv/forced`)).text()).toBe('yes');
-  });
+  }, 180_000);
+
+  it('an aggregator that drops forced txs is caught after the grace boundary by a DA-only and a P2P full node, which stop applying its blocks', async () => {
+    const { aggregator, full } = await homes.chain('fi-censor', 2);
+    for (const h of [aggregator, ...full]) setEpoch(h);
+    const da = await DaServer.start(await homes.create('fi-da', false));
+    const daArgs = ['--no-node.da.local', '--node.da.address', da.address, ...FORCED];
+    const agg = await Daemon.start(aggregator, ['--node.node.block_time', '100ms', ...daArgs], { env: { NODED_TEST_CENSOR_FORCED_TXS: '1' } });
+    const daOnly = await Daemon.start(full[0]!, daArgs);
+    const p2p = await Daemon.start(full[1]!, [...daArgs, '--node.p2p.peers', agg.p2p]);
+    await waitFor(async () => (await latestHeight(daOnly.rpc)) >= 3, 'the DA-only full node to follow');
+    const res = await runCli(['tx', 'post', 'censored=1', '--home', aggregator, '--node.da.address', da.address, ...FORCED, '--json']);
+    expect(res.code, res.stderr).toBe(0);
+    const posted = JSON.parse(res.stdout) as { da_height: number; deadline_da_height: number; height: null };
+    expect(posted.height).toBeNull();
+    const txHash = createHash('sha256').update('censored=1').digest('hex').toUpperCase();
+    for (const [name, node] of [['DA-only', daOnly], ['P2P', p2p]] as const) {
+      const line = await waitFor(() => node.stderr.split('\n').find((l) => l.includes('"FORCED_INCLUSION_VIOLATED"')), `the ${name} full node to catch the aggregator`, 60_000);
+      const rec = JSON.parse(line) as Record<string, unknown>;
+      expect(rec.txs, name).toEqual([txHash]);
+      expect(rec.epochEnd, name).toBe(posted.deadline_da_height - EPOCH);
+      expect(rec.graceBoundary, name).toBe(posted.deadline_da_height);
+      expect(rec.daHeight as number, name).toBeGreaterThan(posted.deadline_da_height);
+      expect(String(rec.aggregator), name).toMatch(/^[0-9A-F]{64}$/);
+      const ready = await fetch(`${node.rpc}/health/ready`);
+      expect(ready.status, name).toBe(503);
+      expect(await ready.text(), name).toMatch(/^UNREADY: FORCED_INCLUSION_VIOLATED: 1 forced tx\(s\) of epoch \d+ .*aggregator [0-9A-F]{64} censored them/);
+    }
+    // The DA-only node stopped before the block that proved it; the aggregator keeps producing past it.
+    const stoppedAt = await latestHeight(daOnly.rpc);
+    await waitFor(async () => (await latestHeight(agg.rpc)) > stoppedAt + 20, 'the aggregator to go on');
+    const status = await runCli(['status', '--node', daOnly.rpc]);
+    expect(status.stdout + status.stderr).toMatch(/FORCED_INCLUSION_VIOLATED/);
+    expect(await latestHeight(daOnly.rpc)).toBe(stoppedAt);
+    expect(await (await fetch(`${daOnly.rpc}/kv/censored`)).status).toBe(404);
+  }, 180_000);
 });

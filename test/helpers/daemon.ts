@@ -65,8 +65,8 @@ export class NodedProcess {
   readonly child: ChildProcess;
   readonly exited: Promise<number | null>;
 
-  protected constructor(args: string[]) {
-    this.child = spawn(process.execPath, [RUN_JS, ...args], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  protected constructor(args: string[], env: NodeJS.ProcessEnv = {}) {
+    this.child = spawn(process.execPath, [RUN_JS, ...args], { env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child.stdout!.resume();
     this.child.stderr!.on('data', (d) => (this.stderr += d));
     this.exited = new Promise((resolve) => this.child.on('exit', (code) => resolve(code)));
@@ -112,8 +112,8 @@ export class Daemon extends NodedProcess {
    * Starts `noded start` on ephemeral ports (unless args set them) and waits for
    * the "node started" line. Extra args go after the defaults, so they win.
    */
-  static async start(home: string, args: string[] = [], opts: { wait?: boolean; timeoutMs?: number } = {}): Promise<Daemon> {
-    const d = new Daemon(['start', '--home', home, ...defaultStartArgs(args), ...args]);
+  static async start(home: string, args: string[] = [], opts: { wait?: boolean; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<Daemon> {
+    const d = new Daemon(['start', '--home', home, ...defaultStartArgs(args), ...args], opts.env);
     if (opts.wait === false) return d;
     const rec = await d.waitForLog('node started', 'noded start to report "node started"', opts.timeoutMs);
     d.rpc = `http://${rec.rpc}`;
