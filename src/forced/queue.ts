@@ -1,5 +1,4 @@
-import type { DaClient } from '../da/index.js';
-import { DaError } from '../da/index.js';
+import { DaError, recordDaFailure, recordDaSuccess, type DaActivity, type DaClient } from '../da/index.js';
 import { FilterStatus, type Executor } from '../exec/index.js';
 import type { Logger } from '../log/index.js';
 import type { BlockStore, StoreOp } from '../store/index.js';
@@ -63,6 +62,8 @@ export class ForcedInclusionQueue {
   private toRead: Epoch;
   private loop: Promise<void> | null = null;
   private wake: (() => void) | null = null;
+  /** What the queue last heard from DA (a based node's DA health). */
+  readonly activity: DaActivity = { lastSuccessAt: 0, lastError: null, failingSince: 0 };
 
   private constructor(
     private readonly da: DaClient,
@@ -127,12 +128,14 @@ export class ForcedInclusionQueue {
     while (!signal.aborted) {
       try {
         if (this.epochs.length >= readAhead || this.toRead.end > (await this.da.networkHead(signal))) {
+          recordDaSuccess(this.activity);
           await sleep(pollMs, signal);
           continue;
         }
         const read = await readEpoch(this.da, this.opts.namespace, this.toRead, { withEndTime: this.opts.withEndTime, signal });
         if (failures > 0) this.logger.info({ epoch: Number(this.toRead.number) }, 'forced-inclusion reads from DA work again');
         failures = 0;
+        recordDaSuccess(this.activity);
         if (read.txs.length > 0) {
           this.logger.info({ epoch: Number(read.epoch.number), daHeights: `${read.epoch.start}-${read.epoch.end}`, txs: read.txs.length }, 'forced txs read from DA');
         }
@@ -143,6 +146,7 @@ export class ForcedInclusionQueue {
       } catch (err) {
         if (!(err instanceof DaError)) throw err;
         failures++;
+        recordDaFailure(this.activity, err);
         if (failures === 1 || failures % 10 === 0) {
           this.logger.warn({ code: 'FORCED_READ_FAILED', error: err.message, attempt: failures, remedy: err.remedy }, 'reading forced txs from DA failed');
         }

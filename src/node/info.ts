@@ -55,8 +55,9 @@ export function daInfo(node: Node): NodeInfo['da'] {
   return {
     mode: 'follow',
     ...base,
-    scan_height: Number(retriever!.scannedHeight()),
-    head_height: Number(retriever!.headHeight()),
+    // A based node reads only the forced-inclusion namespace: no scan of the chain's own.
+    scan_height: Number(retriever?.scannedHeight() ?? 0n),
+    head_height: Number(retriever?.headHeight() ?? 0n),
     behind_blocks: Number(store.blocksNotOnDa()),
   };
 }

@@ -29,6 +29,7 @@ import { StatusNotifier } from './notifier.js';
 import { BlockIntake } from './intake.js';
 import { GenesisGuard, type HeardFrom } from './genesis-guard.js';
 import { BlockProducer } from './producer.js';
+import { BasedProducer } from './based.js';
 
 export interface NodeOptions {
   home: string;
@@ -65,6 +66,8 @@ interface NodeComponents {
   forcedQueue: ForcedInclusionQueue | null;
   /** A full node's forced-inclusion check, when forced inclusion is on. */
   verifier: ForcedInclusionVerifier | null;
+  /** A based node's block loop (node.based). */
+  based: BasedProducer | null;
   p2p: P2PNetwork;
   /** `metrics` is null unless instrumentation.prometheus is on. */
   listeners: { rpc: Listener; status: Listener; metrics: Listener | null };
@@ -239,7 +242,9 @@ export class Node {
           : null;
       const intake = new BlockIntake(chain, store, metrics, genesisGuard, verifier);
       const lastApplied = chain.height > 0n ? await store.getBlock(chain.height) : null;
-      const retriever = aggregator
+      // A based node has no aggregator's blocks to read: it derives its own from the forced-inclusion namespace.
+      const based = config.node.based ? new BasedProducer(chain, execution, forcedQueue!, { proposerAddress: home.genesis.proposerAddress, maxBlockTxBytes: maxBlockTxBytes(config) }, logger.child({ module: 'based' })) : null;
+      const retriever = aggregator || based
         ? null
         : new DaRetriever(
             da,
@@ -269,7 +274,7 @@ export class Node {
         sink: intake.from('p2p'),
         source: storedBlocks(store),
         head: () => chain.height,
-        follow: !aggregator,
+        follow: !aggregator && !based,
         logger,
         metrics,
       });
@@ -298,7 +303,7 @@ export class Node {
 
       node = new Node(
         opts,
-        { ...parts, localDa, da, genesisGuard, producer, submitter, retriever, forcedQueue, verifier, listeners: { rpc, status, metrics: metricsListener } },
+        { ...parts, localDa, da, genesisGuard, producer, submitter, retriever, forcedQueue, verifier, based, listeners: { rpc, status, metrics: metricsListener } },
         closers,
       );
       metrics?.observe(readings(node));
@@ -306,7 +311,7 @@ export class Node {
         {
           chainId: home.genesis.chainId,
           height: Number(chain.height),
-          role: aggregator ? 'aggregator' : peers.length > 0 ? 'full node' : 'full node (DA-only sync)',
+          role: aggregator ? 'aggregator' : based ? 'based node' : peers.length > 0 ? 'full node' : 'full node (DA-only sync)',
           p2p: p2p.netInfo().listen_addresses,
           rpc: formatHostPort(rpc.address.host, rpc.address.port),
           status: formatHostPort(status.address.host, status.address.port),
@@ -342,7 +347,7 @@ export class Node {
     // An execution layer with a handshake of its own starts first and stops last.
     const { executor } = this.c;
     const execution = executor.start && executor.stopped ? (executor as Executor & BackgroundService) : null;
-    return [execution, this.c.submitter, this.c.retriever, this.c.forcedQueue, this.c.p2p, this.c.producer, this.notifier].filter((s): s is NonNullable<typeof s> => s !== null);
+    return [execution, this.c.submitter, this.c.retriever, this.c.forcedQueue, this.c.p2p, this.c.producer, this.c.based, this.notifier].filter((s): s is NonNullable<typeof s> => s !== null);
   }
 
   /** Starts production, DA submission or DA sync; `onFatal` hears of an error the node cannot go on after. */
@@ -352,7 +357,7 @@ export class Node {
 
   /** What the node last heard from DA, from whichever component talks to it. */
   daActivity(): DaActivity {
-    return (this.c.submitter ?? this.c.retriever)!.activity;
+    return (this.c.submitter ?? this.c.retriever ?? this.c.forcedQueue)!.activity;
   }
 
   health(): HealthReport {

@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { DaClient, blobCommitment } from '../../src/da/index.js';
+import { daNamespace } from '../../src/config/index.js';
 import { Daemon, killAll, latestHeight, runCli, waitFor } from '../helpers/daemon.js';
 import { Homes } from '../helpers/homes.js';
 import { DaServer } from '../helpers/da.js';
@@ -93,4 +95,48 @@ describe('forced inclusion', () => {
     expect(await latestHeight(daOnly.rpc)).toBe(stoppedAt);
     expect(await (await fetch(`${daOnly.rpc}/kv/censored`)).status).toBe(404);
   }, 180_000);
+
+  it('two based nodes started at different times derive the same chain, block for block, over 3 epochs; a node killed mid-epoch resumes losing and repeating nothing', async () => {
+    const first = await homes.create('fi-based', false);
+    const second = await homes.create('fi-based', false);
+    setEpoch(first);
+    copyFileSync(join(first, 'config', 'genesis.json'), join(second, 'config', 'genesis.json'));
+    const da = await DaServer.start(await homes.create('fi-da', false));
+    // 104 bytes of txs per block (da.max_blob_size less the 4096 kept for the header): one 63-byte tx per block.
+    const args = ['--no-node.da.local', '--node.da.address', da.address, ...FORCED, '--node.node.based', '--node.da.max_blob_size', '4200'];
+    const daHead = async () => ((await (await fetch(`${da.admin}/health`)).json()) as { height: number }).height;
+    const a = await Daemon.start(first, args);
+    // One tx in each of two epochs through `noded tx post`, then three in one blob submission: a third epoch of three blocks.
+    const posts: number[] = [];
+    for (const tx of ['b1=one', 'b2=two']) {
+      if (posts.length > 0) await waitFor(async () => (await daHead()) > posts.at(-1)! + EPOCH, 'the next epoch');
+      const res = await runCli(['tx', 'post', tx, '--home', first, '--node.da.address', da.address, ...FORCED, '--json']);
+      expect(res.code, res.stderr).toBe(0);
+      posts.push((JSON.parse(res.stdout) as { da_height: number }).da_height);
+    }
+    await waitFor(async () => (await daHead()) > posts.at(-1)! + EPOCH, 'the third epoch');
+    const big = ['c1', 'c2', 'c3'].map((k) => Buffer.from(`${k}=${'x'.repeat(60)}`));
+    const client = new DaClient({ address: da.address, authToken: '', requestTimeoutMs: 5000 });
+    const ns = daNamespace('fi-forced');
+    posts.push(Number(await client.submit(big.map((data) => ({ namespace: ns, data, commitment: blobCommitment(ns, data) })), {})));
+    await client.close();
+    expect(new Set(posts.map((h) => Math.floor(h / EPOCH))).size, 'three epochs').toBe(3);
+    // Killed once it has begun the third epoch (block 3 of 5): wherever it stops, the restart must neither lose nor repeat a tx.
+    await waitFor(async () => (await latestHeight(a.rpc)) >= 3, 'the first based node to begin the third epoch', 60_000);
+    await a.kill('SIGKILL');
+    const b = await Daemon.start(second, args);
+    const again = await Daemon.start(first, args);
+    for (const n of [again, b]) await waitFor(async () => (await latestHeight(n.rpc)) >= 5, 'both based nodes at block 5', 60_000);
+    // Nothing more to derive: both stay at 5, one block per tx.
+    await waitFor(async () => (await daHead()) > posts.at(-1)! + 2 * EPOCH, 'DA past the last epoch');
+    expect(await latestHeight(again.rpc)).toBe(5);
+    expect(await latestHeight(b.rpc)).toBe(5);
+    const txs: string[][] = [];
+    for (let h = 1; h <= 5; h++) {
+      const [x, y] = await Promise.all([blockAt(again.rpc, h), blockAt(b.rpc, h)]);
+      expect(JSON.stringify(y.block), `block ${h}`).toBe(JSON.stringify(x.block));
+      txs.push(x.block.data.txs);
+    }
+    expect(txs).toEqual([Buffer.from('b1=one'), Buffer.from('b2=two'), ...big].map((t) => [t.toString('base64')]));
+  }, 240_000);
 });
