@@ -518,6 +518,9 @@ function createBackend(
     },
     submitTx: (tx) => {
       if (node()?.isClosing) throw new TxRejectedError('node shutting down; send the tx again once it is back', 503);
+      if (opts.config.node.based) {
+        throw new TxRejectedError('this node is a based node: its blocks come from the DA forced-inclusion namespace alone; post the tx there with `noded tx post`', 503);
+      }
       if (!opts.config.node.aggregator) {
         throw new TxRejectedError('this node is a full node and does not produce blocks; send txs to the aggregator', 503);
       }
