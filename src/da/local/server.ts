@@ -502,6 +502,10 @@ export class LocalDa {
       if (typeof b !== 'object' || b === null) throw invalid(`blob ${i}: expected an object {namespace, data, share_version}`);
       const wb = b as Partial<WireBlob>;
       const ns = decodeNamespace(wb.namespace, `blob ${i}: namespace`, invalid);
+      // go-square share/namespace.go, ValidateForBlob (celestia-node blob/blob.go, NewBlob): the primary reserved namespaces (version 0, id up to 0x…FF) hold no blobs.
+      if (ns.subarray(1, NAMESPACE_BYTES - 1).every((b) => b === 0)) {
+        throw invalid(`blob ${i}: invalid user namespace: invalid data namespace(${ns.toString('hex')}): reserved data is forbidden`);
+      }
       const data = decodeBase64(wb.data, `blob ${i}: data`, invalid);
       if (data.length === 0) throw invalid(`blob ${i}: data is empty`);
       if (wb.share_version !== undefined && wb.share_version !== 0) throw invalid(`blob ${i}: share_version ${JSON.stringify(wb.share_version)} is not supported, expected 0`);
