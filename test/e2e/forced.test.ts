@@ -92,6 +92,12 @@ describe('forced inclusion', () => {
     await waitFor(async () => (await latestHeight(agg.rpc)) > stoppedAt + 20, 'the aggregator to go on');
     const status = await runCli(['status', '--node', daOnly.rpc]);
     expect(status.stdout + status.stderr).toMatch(/FORCED_INCLUSION_VIOLATED/);
+    const doctor = await runCli(['doctor', '--home', full[0]!, '--check', 'node', '--node.rpc.address', new URL(daOnly.rpc).host, '--node.rpc.status_address', new URL(daOnly.status).host, '--json']);
+    expect(doctor.code, doctor.stderr).toBe(1);
+    const verdict = (JSON.parse(doctor.stdout) as Array<{ id: string; status: string; message: string; remedy: string }>).find((c) => c.id === 'node')!;
+    expect(verdict.status).toBe('fail');
+    expect(verdict.message).toMatch(/FORCED_INCLUSION_VIOLATED/);
+    expect(verdict.remedy).toMatch(/aggregator left forced txs out/);
     expect(await latestHeight(daOnly.rpc)).toBe(stoppedAt);
     expect(await (await fetch(`${daOnly.rpc}/kv/censored`)).status).toBe(404);
   }, 180_000);
