@@ -35,6 +35,21 @@ async function blockAt(rpc: string, height: number) {
   return (await res.json()) as { block: { data: { txs: string[] } }; header_da_height: number };
 }
 
+describe('noded tx post refusals', () => {
+  it('says how to turn forced inclusion on when it is off, and what failed when DA cannot be reached', async () => {
+    const home = await homes.create('fi-post', false);
+    const off = await runCli(['tx', 'post', 'a=1', '--home', home, '--json']);
+    expect(off.code).toBe(1);
+    expect(JSON.parse(off.stdout).error).toMatchObject({ code: 'FORCED_INCLUSION_OFF', message: expect.stringMatching(/da\.forced_inclusion_namespace is empty; set it in config\/node\.yml \(or --node\.da\.forced_inclusion_namespace\)/) });
+    const down = await runCli(['tx', 'post', 'a=1', '--home', home, ...FORCED, '--node.da.address', 'http://127.0.0.1:1', '--json']);
+    expect(down.code).toBe(1);
+    expect(JSON.parse(down.stdout).error).toMatchObject({ code: 'DA_SUBMIT_FAILED', message: expect.stringMatching(/posting to DA failed: blob\.Submit to DA node 127\.0\.0\.1:1: connection refused/) });
+    const clash = await runCli(['tx', 'post', 'a=1', '--home', home, '--node.da.forced_inclusion_namespace', 'fi-post']);
+    expect(clash.code).toBe(1);
+    expect(clash.stderr).toMatch(/header namespace/);
+  }, 60_000);
+});
+
 describe('forced inclusion', () => {
   it('a tx posted to the forced-inclusion namespace lands first in a block, on DA by its deadline, and the kv state has it', async () => {
     const { aggregator, full } = await homes.chain('fi-incl');
