@@ -76,8 +76,8 @@ export class ForcedInclusionVerifier {
   }
 
   /**
-   * Checks the chain as it would be with the block at `height` (txs `txs`,
-   * already applied when empty) held at DA height `daHeight`. Throws
+   * Checks the chain as it would be with the block at `height` (txs `txs`;
+   * it may be applied already, from a peer) held at DA height `daHeight`. Throws
    * InvalidBlockError when a forced tx is missing past its grace boundary
    * (logged once as FORCED_INCLUSION_VIOLATED), and for every block after;
    * a DA read that fails throws its DaError (the caller retries).

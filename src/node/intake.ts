@@ -69,7 +69,8 @@ export class BlockIntake {
     }
     if (daHeights) {
       // A block from a peer, now seen on DA: the chain up to it is checked at that DA height (it is applied already).
-      if (this.verifier && !this.verifier.violation) await this.verifier.check(daHeights.header, header.height, []);
+      // Its txs count toward the DA height's bytes (the grace period's fullness rule); they are in the tx index already.
+      if (this.verifier && !this.verifier.violation) await this.verifier.check(daHeights.header, header.height, block.data?.txs ?? []);
       await this.store.setDaHeights(header.height, daHeights.header, daHeights.data);
     }
     return false;
