@@ -150,6 +150,9 @@ describe('forced inclusion', () => {
     for (const n of [again, b]) await waitFor(async () => (await latestHeight(n.rpc)) >= 5, 'both based nodes at block 5', 60_000);
     // Nothing more to derive: both stay at 5, one block per tx.
     await waitFor(async () => (await daHead()) > posts.at(-1)! + 2 * EPOCH, 'DA past the last epoch');
+    expect(((await (await fetch(`${b.rpc}/node_info`)).json()) as { role: string }).role).toBe('based node');
+    const refused = await fetch(`${b.rpc}/tx`, { method: 'POST', body: 'x=1' });
+    expect([refused.status, await refused.text()]).toEqual([503, expect.stringMatching(/based node: .*noded tx post/)]);
     expect(await latestHeight(again.rpc)).toBe(5);
     expect(await latestHeight(b.rpc)).toBe(5);
     const txs: string[][] = [];
