@@ -13,6 +13,7 @@ import { daSync } from './figures/da-sync.js';
 import { dashboard } from './figures/dashboard.js';
 import { doctor } from './figures/doctor.js';
 import { evm } from './figures/evm.js';
+import { forced } from './figures/forced.js';
 import { getBlock } from './figures/getblock.js';
 import { gossip } from './figures/gossip.js';
 import { grpcExec } from './figures/grpc-exec.js';
@@ -26,7 +27,7 @@ import { packageRoot } from './lib/node.js';
 import { markdownTable, runMeta, writeResults, type Row } from './lib/report.js';
 import { killLiveChildren, Scope } from './lib/scope.js';
 
-const BENCHES: Bench[] = [getBlock, producer, admission, metrics, daSync, catchup, submitter, version, idleRss, doctor, gossip, dashboard, abci, grpcExec, evm];
+const BENCHES: Bench[] = [getBlock, producer, admission, metrics, daSync, catchup, submitter, version, idleRss, doctor, gossip, dashboard, abci, grpcExec, evm, forced];
 
 const USAGE = `usage: node dist/bench/run.js [--quick] [--only NAME[,NAME…]] [--noded-only]
 

@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { ConfigError, loadConfig, ownPeerAddress, parseConfigText, renderNodeYml, resolveHome } from '../src/config/index.js';
-import { CHAIN_ID_FORM, CHAIN_ID_PATTERN, HomeError, initHome, type InitResult } from '../src/home/index.js';
+import { CHAIN_ID_FORM, CHAIN_ID_PATTERN, DEFAULT_FORCED_INCLUSION_EPOCH, HomeError, initHome, type InitResult } from '../src/home/index.js';
 import { join } from 'node:path';
 import { DEFAULT_EVM_PORTS, ExecutionClientMissingError, initEvmHome, type EvmInitResult } from '../src/exec/evm/index.js';
 import { DEFAULT_EXEC_PORT, initGrpcHome } from '../src/exec/grpc/index.js';
@@ -37,6 +37,11 @@ With --join URL it makes a full node of a running chain instead: it fetches the 
       description: 'With --join: the DA node this full node reads (da.address); the default http://127.0.0.1:26658 when not given',
       dependsOn: ['join'],
     }),
+    'forced-inclusion-epoch': Flags.integer({
+      description: "DA blocks per forced-inclusion epoch, written to genesis as da_epoch_forced_inclusion (ev-node's field): a tx posted with `noded tx post` must be in a block by the end of the epoch after its own",
+      default: Number(DEFAULT_FORCED_INCLUSION_EPOCH),
+      min: 1,
+    }),
     force: Flags.boolean({ description: 'Replace an existing home (its keys and data are lost)', default: false }),
     execution: Flags.string({
       description:
@@ -54,7 +59,7 @@ With --join URL it makes a full node of a running chain instead: it fetches the 
     const { flags, metadata } = await this.parse(Init);
     if (flags.join) {
       // oclif lists in metadata.flags the flags it set from their defaults: the others were given.
-      const given = ['chain-id', 'aggregator', 'execution'].filter((f) => !metadata.flags[f]?.setFromDefault);
+      const given = ['chain-id', 'aggregator', 'execution', 'forced-inclusion-epoch'].filter((f) => !metadata.flags[f]?.setFromDefault);
       if (given.length > 0) this.fail(`--join takes the chain from the aggregator: leave out ${given.map((f) => `--${f}`).join(', ')}`, 'USAGE', 2);
       return this.join(flags.join, flags);
     }
@@ -65,7 +70,7 @@ With --join URL it makes a full node of a running chain instead: it fetches the 
     const home = resolveHome(flags.home);
     let result: InitResult | EvmInitResult;
     try {
-      const opts = { home, chainId, aggregator: flags.aggregator, force: flags.force };
+      const opts = { home, chainId, aggregator: flags.aggregator, force: flags.force, forcedInclusionEpoch: flags['forced-inclusion-epoch'] };
       result =
         flags.execution === 'evm'
           ? initEvmHome(opts, { engine: flags['el-engine-port'], rpc: flags['el-rpc-port'], p2p: flags['el-p2p-port'] })

@@ -141,6 +141,20 @@ export class NodeClient {
     return JSON.parse(res.text) as NodeInfo;
   }
 
+  /**
+   * The height of the block holding the tx whose sha256 is `txHash`, or null
+   * while no block holds it: CometBFT's `tx` method (rpc/core/tx.go) over the
+   * node's tx index, which answers `tx (<hash>) not found` until then.
+   */
+  async txHeight(txHash: Uint8Array): Promise<bigint | null> {
+    const res = await this.send(`${this.statusUrl}/tx?hash=0x${Buffer.from(txHash).toString('hex')}`);
+    const body = JSON.parse(res.text) as { result?: { height: string }; error?: { data?: string; message?: string } };
+    if (body.result) return BigInt(body.result.height);
+    const why = body.error?.data ?? res.text;
+    if (/not found/.test(why)) return null;
+    throw new NodeRequestError(`tx failed: ${why}`, res.status);
+  }
+
   private async statusMethod<T>(method: string): Promise<T> {
     const res = await this.send(`${this.statusUrl}/${method}`);
     const body = JSON.parse(res.text) as { result?: T; error?: { data?: string } };

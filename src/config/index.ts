@@ -20,5 +20,5 @@ export {
   type PeerAddress,
 } from './peer-address.js';
 export { hostListProblem, originAllowed, originListProblem } from './origin.js';
-export { NAMESPACE_SIZE, daNamespace, daNamespaces } from './namespace.js';
+export { NAMESPACE_SIZE, daNamespace, daNamespaces, forcedInclusionNamespace } from './namespace.js';
 export { defaultPorts, flagSuggestion, freePortAfter, hostPortFlagMove, moveAdvice, nodeListenerMove, portOf, tryBind, withPort, type BindResult, type ListenerMove } from './suggest.js';

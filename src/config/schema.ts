@@ -118,6 +118,10 @@ const node = section({
     'Cap on pending blocks (produced but not yet on DA), at which production pauses; lowering it reduces memory use (0 = no cap)',
   ),
   mempool_max_txs: int(10_000, 1, 'an integer >= 1', 'Most transactions the mempool holds; when it is full the node answers new ones with HTTP 503'),
+  based: bool(
+    false,
+    'Based mode: derive every block from the DA forced-inclusion namespace alone, epoch by epoch (needs da.forced_inclusion_namespace; no aggregator, no signing key); every based node of the chain derives the same blocks',
+  ),
 }).superRefine((node, ctx) => {
   // Checked even outside lazy mode, so turning lazy mode on never reveals a config that was broken all along.
   if (node.lazy_block_interval <= node.block_time) {
@@ -162,6 +166,10 @@ const da = section({
   ),
   block_time: duration('6s', 'Block time of the DA layer; the node polls it for new blobs this often'),
   local: bool(false, 'Serve the built-in DA at da.address from this process (for devnets and tests)'),
+  forced_inclusion_namespace: text(
+    '',
+    "Name the forced-inclusion DA namespace is derived from (or 0x and 58 hex digits): txs posted there (`noded tx post`) must be in a block by their epoch's grace boundary; must differ from the header and data namespaces; empty = forced inclusion off",
+  ),
   max_blob_size: int(1_974_272, 1, 'an integer >= 1 (bytes)', 'Largest blob the node submits to DA, in bytes; bigger batches are split'),
   inclusion_window: int(
     0,

@@ -160,6 +160,16 @@ export class DaClient {
     return BigInt(head.header.height);
   }
 
+  /** The time of the DA block at `height` (Unix ns), from its header (`header.GetByHeight`), as ev-node's DA client reads it (block/internal/da/client.go, getBlockTimestamp). */
+  async blockTime(height: bigint, signal?: AbortSignal): Promise<bigint> {
+    const header = await this.call<WireExtendedHeader>(DaMethod.headerByHeight, [Number(height)], signal);
+    const ms = Date.parse(header.header.time);
+    if (Number.isNaN(ms)) throw new DaError(`${DaMethod.headerByHeight} answered a header without a time at DA height ${height}`, 'other');
+    // RFC 3339 with nanoseconds: Date.parse keeps milliseconds; the digits below them are added back.
+    const frac = /\.(\d+)/.exec(header.header.time)?.[1] ?? '';
+    return BigInt(ms) * 1_000_000n + BigInt((frac.padEnd(9, '0')).slice(3, 9) || '0');
+  }
+
   async syncState(): Promise<SyncState> {
     return this.call<SyncState>(DaMethod.syncState, []);
   }

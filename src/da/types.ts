@@ -73,6 +73,8 @@ export const DaMethod = {
   submit: 'blob.Submit',
   getAll: 'blob.GetAll',
   networkHead: 'header.NetworkHead',
+  /** celestia-node nodebuilder/header/header.go, GetByHeight: the DA block's header (its time dates based blocks). */
+  headerByHeight: 'header.GetByHeight',
   syncState: 'header.SyncState',
   balance: 'state.Balance',
 } as const;

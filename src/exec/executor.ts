@@ -1,5 +1,6 @@
 import type { ResponseCheckTx, ResponseFinalizeBlock } from 'cosmjs-types/tendermint/abci/types';
 import type { StoreOp } from '../store/index.js';
+import type { FilterStatus } from './filter.js';
 
 /**
  * What executing a block gave, as ABCI 2.0's FinalizeBlock response holds it:
@@ -21,8 +22,20 @@ export interface ExecResult {
 export interface Executor {
   /** Sets up genesis state; returns the genesis state root. */
   initChain(genesisTime: bigint, initialHeight: bigint, chainId: string): Promise<Uint8Array>;
-  /** Takes the txs for the next block, whose time (Unix ns) is `time` when the caller knows it. */
-  getTxs(time?: bigint): Promise<Uint8Array[]>;
+  /**
+   * Takes the txs for the next block, whose time (Unix ns) is `time` when the
+   * caller knows it, at most `maxBytes` of them when given (forced txs took the rest).
+   */
+  getTxs(time?: bigint, maxBytes?: number): Promise<Uint8Array[]>;
+  /**
+   * ev-node's FilterTxs (core/execution/execution.go): a status for each tx,
+   * in order (the result has txs.length entries) — ok, remove (invalid,
+   * unparsable, too big on its own: a forced tx of gibberish), or postpone
+   * (valid, but the cumulative maxBytes or maxGas would be passed; 0 = no
+   * limit). `hasForceIncludedTransaction` says forced txs are among them.
+   * Validation failures are statuses; only a failure to filter at all throws.
+   */
+  filterTxs(txs: Uint8Array[], maxBytes: number, maxGas: number, hasForceIncludedTransaction: boolean): Promise<FilterStatus[]>;
   executeTxs(txs: Uint8Array[], height: bigint, time: bigint, prevStateRoot: Uint8Array): Promise<ExecResult>;
   setFinal(height: bigint): Promise<void>;
   /**

@@ -1,4 +1,5 @@
 export { TxBackpressureError, TxRejectedError, type BlockResults, type Executor, type ExecResult } from './executor.js';
+export { FilterStatus, filterBySize } from './filter.js';
 export { Mempool, TxAlreadyKnownError, type MempoolLimits, type MempoolStore } from './mempool.js';
 export { KvExecutor, MAX_BLOCK_TXS, MAX_BLOCK_TX_BYTES } from './kv/kv.js';
 export { createExecutor, type ExecutorDeps } from './create.js';

@@ -22,7 +22,8 @@ export function instrumentExecutor(executor: Executor, metrics: NodeMetrics): Ex
   };
   return {
     initChain: timed('initChain', (...args: Parameters<Executor['initChain']>) => executor.initChain(...args)),
-    getTxs: timed('getTxs', (time?: bigint) => executor.getTxs(time)),
+    getTxs: timed('getTxs', (time?: bigint, maxBytes?: number) => executor.getTxs(time, maxBytes)),
+    filterTxs: (...args) => executor.filterTxs(...args),
     executeTxs: timed('executeTxs', (...args: Parameters<Executor['executeTxs']>) => executor.executeTxs(...args)),
     setFinal: timed('setFinal', (height: bigint) => executor.setFinal(height)),
     submitTx: (tx) => executor.submitTx(tx),

@@ -13,6 +13,12 @@ export interface Genesis {
   startTime: bigint;
   proposerAddress: Uint8Array;
   daStartHeight: bigint;
+  /**
+   * DA blocks per forced-inclusion epoch (genesis `da_epoch_forced_inclusion`,
+   * ev-node pkg/genesis/genesis.go): at least 1; 50 when genesis leaves it out,
+   * ev-node's NewGenesis default.
+   */
+  daEpochForcedInclusion: bigint;
   /** The ABCI app's genesis state (`app_state`, any JSON), sent in InitChain as its JSON bytes; absent when genesis has none. */
   appState?: Uint8Array;
 }
@@ -107,12 +113,20 @@ export function parseGenesisObject(g: Record<string, unknown>, what: string): Ge
     startTime: BigInt(Number.isNaN(startMs) ? 0 : startMs) * 1_000_000n,
     proposerAddress: new Uint8Array(proposer),
     daStartHeight: int('da_start_height'),
+    daEpochForcedInclusion: g.da_epoch_forced_inclusion === undefined ? DEFAULT_FORCED_INCLUSION_EPOCH : int('da_epoch_forced_inclusion'),
     ...(g.app_state === undefined ? {} : { appState: new TextEncoder().encode(JSON.stringify(g.app_state)) }),
   };
   if (genesis.initialHeight < 1n) problems.push('initial_height: must be at least 1');
+  // ev-node pkg/genesis/genesis.go, Validate: "da_epoch_forced_inclusion must be at least 1".
+  if (g.da_epoch_forced_inclusion !== undefined && genesis.daEpochForcedInclusion < 1n) {
+    problems.push(`da_epoch_forced_inclusion: got ${JSON.stringify(g.da_epoch_forced_inclusion)}, expected the number of DA blocks per forced-inclusion epoch, at least 1`);
+  }
   if (problems.length) throw new HomeError(`${what} is invalid:\n  ${problems.join('\n  ')}`, 'HOME_INVALID');
   return genesis;
 }
+
+/** DA blocks per forced-inclusion epoch when genesis does not say: ev-node's NewGenesis default (pkg/genesis/genesis.go). */
+export const DEFAULT_FORCED_INCLUSION_EPOCH = 50n;
 
 /** Reads genesis and keys of an initialised home, with errors that say which file and what to do. */
 export function readHome(home: string): Home {
@@ -162,6 +176,8 @@ export interface InitOptions {
   config?: ConfigOverrides;
   /** node.yml `supervise:` entries. */
   supervise?: SuperviseEntryYaml[];
+  /** Genesis `da_epoch_forced_inclusion` (`init --forced-inclusion-epoch`); DEFAULT_FORCED_INCLUSION_EPOCH when absent. */
+  forcedInclusionEpoch?: number;
   /** genesis.json's text, written as is (a chain this node joins); a new chain's genesis, with this home's signer as proposer, when absent. */
   genesisJson?: string;
 }
@@ -208,6 +224,7 @@ export function initHome(opts: InitOptions): InitResult {
     start_time: (opts.now ?? new Date()).toISOString(),
     proposer_address: Buffer.from(signer.address).toString('base64'),
     da_start_height: 0,
+    da_epoch_forced_inclusion: opts.forcedInclusionEpoch ?? Number(DEFAULT_FORCED_INCLUSION_EPOCH),
   };
   writeFileSync(paths.genesisFile, opts.genesisJson ?? JSON.stringify(genesis, null, 2) + '\n');
   created.push(paths.genesisFile);

@@ -1,7 +1,7 @@
 import { create } from '@bufbuild/protobuf';
 import type { Logger } from '../log/index.js';
 import type { Executor } from '../exec/index.js';
-import type { BlockStore } from '../store/index.js';
+import type { BlockStore, StoreOp } from '../store/index.js';
 import {
   BLOCK_VERSION,
   StateSchema,
@@ -16,7 +16,7 @@ import {
   validateBlock,
   InvalidBlockError,
   type Block,
-  type Ed25519Key,
+  type BlockSigner,
   type EncodedBlock,
   type State,
 } from '../types/index.js';
@@ -101,8 +101,12 @@ export class Chain {
     return this.state.lastBlockHeight === 0n ? this.genesis.initialHeight : this.state.lastBlockHeight + 1n;
   }
 
-  /** Builds, executes, signs and commits the next block with `txs`. */
-  async produce(txs: Uint8Array[], timeNanos: bigint, signer: Ed25519Key): Promise<Block> {
+  /**
+   * Builds, executes, signs and commits the next block with `txs`; `ops` join
+   * its atomic batch (the forced-inclusion checkpoint). A based node's
+   * `signer` is the genesis proposer's address alone: the block goes unsigned.
+   */
+  async produce(txs: Uint8Array[], timeNanos: bigint, signer: BlockSigner, ops: StoreOp[] = []): Promise<Block> {
     const prev = this.state;
     // Block times strictly increase even if the wall clock steps back.
     const lastTime = this.lastBlockTime;
@@ -119,7 +123,7 @@ export class Chain {
         appHash: prev.appHash,
         signer,
       });
-    return this.execute(txs, height, time, build);
+    return this.execute(txs, height, time, build, undefined, ops);
   }
 
   /**
@@ -160,6 +164,7 @@ export class Chain {
     time: bigint,
     encode: () => EncodedBlock,
     daHeights?: { header: bigint; data: bigint },
+    extraOps: StoreOp[] = [],
   ): Promise<Block> {
     const prev = this.state;
     const [result, encoded] = await Promise.all([this.executor.executeTxs(txs, height, time, prev.appHash), (async () => encode())()]);
@@ -173,7 +178,7 @@ export class Chain {
       appHash: result.stateRoot,
       lastHeaderHash: hash,
     });
-    const ops = [...(result.storeOps ?? [])];
+    const ops = [...(result.storeOps ?? []), ...extraOps];
     if (daHeights) ops.push(this.store.daHeightsOp(header.height, daHeights.header, daHeights.data));
     await this.store.commitBlock(block, hash, next, ops, encoded.bytes);
     this.state = next;

@@ -15,7 +15,7 @@ export function nodeInfo(node: Node): NodeInfo {
     chain_id: home.genesis.chainId,
     listeners: { rpc: listenerText(node.listeners.rpc), status: listenerText(node.listeners.status) },
     version,
-    role: config.node.aggregator ? 'aggregator' : p2p.configuredPeers > 0 ? 'full node' : 'full node (DA-only sync)',
+    role: config.node.aggregator ? 'aggregator' : config.node.based ? 'based node' : p2p.configuredPeers > 0 ? 'full node' : 'full node (DA-only sync)',
     started_at: node.startedAt,
     height: Number(height),
     best_known_height: Number(node.bestKnownHeight()),
@@ -55,8 +55,9 @@ export function daInfo(node: Node): NodeInfo['da'] {
   return {
     mode: 'follow',
     ...base,
-    scan_height: Number(retriever!.scannedHeight()),
-    head_height: Number(retriever!.headHeight()),
+    // A based node reads only the forced-inclusion namespace: no scan of the chain's own.
+    scan_height: Number(retriever?.scannedHeight() ?? 0n),
+    head_height: Number(retriever?.headHeight() ?? 0n),
     behind_blocks: Number(store.blocksNotOnDa()),
   };
 }

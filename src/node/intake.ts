@@ -4,6 +4,7 @@ import { InvalidBlockError, headerHash, type Block } from '../types/index.js';
 import { serialized } from '../util/index.js';
 import type { Chain } from './chain.js';
 import type { GenesisGuard } from './genesis-guard.js';
+import type { ForcedInclusionVerifier } from '../forced/index.js';
 
 export interface DaHeights {
   header: bigint;
@@ -32,6 +33,8 @@ export class BlockIntake {
     private readonly metrics: NodeMetrics | null,
     /** Catches blocks of another genesis (catch-up from peers serves them unchecked) before the chain rejects them one by one. */
     private readonly guard: GenesisGuard,
+    /** A full node's forced-inclusion check of each block DA holds; null when forced inclusion is off. */
+    private readonly verifier: ForcedInclusionVerifier | null = null,
   ) {}
 
   /** The intake as one source feeds it: the blocks it applies count toward that source in the metrics. */
@@ -56,6 +59,7 @@ export class BlockIntake {
   readonly apply = serialized(async (block: Block, daHeights?: DaHeights): Promise<boolean> => {
     const header = block.header?.header;
     if (!header || header.height >= this.chain.nextHeight) {
+      if (this.verifier && header && (daHeights || this.verifier.violation)) await this.verifier.check(daHeights?.header ?? 0n, header.height, block.data?.txs ?? []);
       await this.chain.apply(block, daHeights);
       return true;
     }
@@ -63,7 +67,12 @@ export class BlockIntake {
     if (held !== header.height) {
       throw new InvalidBlockError(header.height, `conflicts with block ${header.height} already in the chain (a different header hash)`);
     }
-    if (daHeights) await this.store.setDaHeights(header.height, daHeights.header, daHeights.data);
+    if (daHeights) {
+      // A block from a peer, now seen on DA: the chain up to it is checked at that DA height (it is applied already).
+      // Its txs count toward the DA height's bytes (the grace period's fullness rule); they are in the tx index already.
+      if (this.verifier && !this.verifier.violation) await this.verifier.check(daHeights.header, header.height, block.data?.txs ?? []);
+      await this.store.setDaHeights(header.height, daHeights.header, daHeights.data);
+    }
     return false;
   });
 }

@@ -1,6 +1,6 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Config } from '../config/index.js';
-import { daNamespaces, formatHostPort, nodeListenerMove, parsePeerList } from '../config/index.js';
+import { daNamespaces, forcedInclusionNamespace, formatHostPort, nodeListenerMove, parsePeerList } from '../config/index.js';
 import { CELESTIA_MEMPOOL_TTL_BLOCKS, DaCache, DaClient, DaRetriever, DaSubmitter, LocalDa, clearCache, type DaActivity, type DaNamespaces } from '../da/index.js';
 import { AbciExecutor, KvExecutor, Mempool, TxBackpressureError, TxRejectedError, createExecutor, instrumentExecutor, type Executor } from '../exec/index.js';
 import { createNodeMetrics, type NodeReadings } from '../metrics/index.js';
@@ -24,6 +24,7 @@ import {
   type RpcBackend,
 } from '../rpc/index.js';
 import { BlockStore } from '../store/index.js';
+import { ForcedInclusionQueue, ForcedInclusionVerifier } from '../forced/index.js';
 import type { SignedHeader } from '../types/index.js';
 import { Chain } from './chain.js';
 import { daInfo, nodeInfo } from './info.js';
@@ -31,6 +32,7 @@ import { StatusNotifier } from './notifier.js';
 import { BlockIntake } from './intake.js';
 import { GenesisGuard, type HeardFrom } from './genesis-guard.js';
 import { BlockProducer } from './producer.js';
+import { BasedProducer } from './based.js';
 
 export interface NodeOptions {
   home: string;
@@ -63,6 +65,12 @@ interface NodeComponents {
   producer: BlockProducer | null;
   submitter: DaSubmitter | null;
   retriever: DaRetriever | null;
+  /** Forced txs still to take, on an aggregator or based node with forced inclusion on. */
+  forcedQueue: ForcedInclusionQueue | null;
+  /** A full node's forced-inclusion check, when forced inclusion is on. */
+  verifier: ForcedInclusionVerifier | null;
+  /** A based node's block loop (node.based). */
+  based: BasedProducer | null;
   p2p: P2PNetwork;
   /** `metrics` is null unless instrumentation.prometheus is on. */
   listeners: { rpc: Listener; status: Listener; metrics: Listener | null };
@@ -109,6 +117,8 @@ export class Node {
   static async init(opts: NodeOptions): Promise<Node> {
     const { config, logger } = opts;
     const home = readHome(opts.home);
+    // Before anything opens: a forced-inclusion namespace on the chain's own, or based mode without one, is refused.
+    const forcedNamespace = forcedInclusionNamespace(config, home.genesis.chainId);
     if (config.node.aggregator && Buffer.compare(home.signer.address, home.genesis.proposerAddress) !== 0) {
       throw new Error(
         `node.aggregator is true but config/signer.json is not the genesis proposer; run as a full node (--no-node.node.aggregator) or use the proposer's key`,
@@ -174,6 +184,18 @@ export class Node {
 
       const daRetryMaxMs = Math.min(30_000, Math.max(1000, 5 * config.da.block_time));
       const aggregator = config.node.aggregator;
+      const forcedRules = { daStartHeight: home.genesis.daStartHeight, epochSize: home.genesis.daEpochForcedInclusion };
+      const daPollMs = Math.max(10, Math.min(1000, Math.floor(config.da.block_time / 2)));
+      // The aggregator takes forced txs into its blocks; a based node derives its blocks from them alone.
+      const forcedQueue =
+        forcedNamespace && (aggregator || config.node.based)
+          ? await ForcedInclusionQueue.open(
+              da,
+              store,
+              { rules: forcedRules, namespace: forcedNamespace, pollMs: daPollMs, retryMaxMs: daRetryMaxMs, withEndTime: config.node.based },
+              logger.child({ module: 'forced-inclusion' }),
+            )
+          : null;
       const submitter = aggregator
         ? new DaSubmitter(
             store,
@@ -210,6 +232,7 @@ export class Node {
               pendingTxs: () => mempool.size,
               pendingBlocks: () => store.blocksNotOnDa(),
               maxPendingBlocks: config.node.max_pending_blocks,
+              ...(forcedQueue ? { forced: { queue: forcedQueue, maxBlockTxBytes: maxBlockTxBytes(config), censor: process.env.NODED_TEST_CENSOR_FORCED_TXS === '1' } } : {}),
             },
             logger.child({ module: 'producer' }),
             metrics,
@@ -217,9 +240,22 @@ export class Node {
         : null;
       const genesisGuard = new GenesisGuard(home.genesis, home.paths.genesisFile, logger.child({ module: 'chain' }));
       const checkGenesis = (from: HeardFrom) => (signed: SignedHeader) => genesisGuard.check(signed, from);
-      const intake = new BlockIntake(chain, store, metrics, genesisGuard);
+      // A full node checks that the aggregator includes forced txs (ev-node syncer.go, VerifyForcedInclusionTxs).
+      const verifier =
+        forcedNamespace && !aggregator && !config.node.based
+          ? await ForcedInclusionVerifier.open(
+              da,
+              store,
+              executor,
+              { rules: forcedRules, namespace: forcedNamespace, maxBlockTxBytes: maxBlockTxBytes(config), maxBlobSize: config.da.max_blob_size, proposerAddress: home.genesis.proposerAddress },
+              logger.child({ module: 'forced-inclusion' }),
+            )
+          : null;
+      const intake = new BlockIntake(chain, store, metrics, genesisGuard, verifier);
       const lastApplied = chain.height > 0n ? await store.getBlock(chain.height) : null;
-      const retriever = aggregator
+      // A based node has no aggregator's blocks to read: it derives its own from the forced-inclusion namespace.
+      const based = config.node.based ? new BasedProducer(chain, execution, forcedQueue!, { proposerAddress: home.genesis.proposerAddress, maxBlockTxBytes: maxBlockTxBytes(config) }, logger.child({ module: 'based' })) : null;
+      const retriever = aggregator || based
         ? null
         : new DaRetriever(
             da,
@@ -231,7 +267,7 @@ export class Node {
               proposerAddress: home.genesis.proposerAddress,
               startDaHeight: home.genesis.daStartHeight,
               lastAppliedDaHeight: lastApplied?.headerDaHeight ?? 0n,
-              pollMs: Math.max(10, Math.min(1000, Math.floor(config.da.block_time / 2))),
+              pollMs: daPollMs,
               retryMaxMs: daRetryMaxMs,
               checkGenesis: checkGenesis('da'),
             },
@@ -249,7 +285,7 @@ export class Node {
         sink: intake.from('p2p'),
         source: storedBlocks(store),
         head: () => chain.height,
-        follow: !aggregator,
+        follow: !aggregator && !based,
         logger,
         metrics,
       });
@@ -279,7 +315,7 @@ export class Node {
 
       node = new Node(
         opts,
-        { ...parts, localDa, da, genesisGuard, producer, submitter, retriever, listeners: { rpc, status, metrics: metricsListener } },
+        { ...parts, localDa, da, genesisGuard, producer, submitter, retriever, forcedQueue, verifier, based, listeners: { rpc, status, metrics: metricsListener } },
         closers,
       );
       metrics?.observe(readings(node));
@@ -287,7 +323,7 @@ export class Node {
         {
           chainId: home.genesis.chainId,
           height: Number(chain.height),
-          role: aggregator ? 'aggregator' : peers.length > 0 ? 'full node' : 'full node (DA-only sync)',
+          role: aggregator ? 'aggregator' : based ? 'based node' : peers.length > 0 ? 'full node' : 'full node (DA-only sync)',
           p2p: p2p.netInfo().listen_addresses,
           rpc: formatHostPort(rpc.address.host, rpc.address.port),
           status: formatHostPort(status.address.host, status.address.port),
@@ -323,7 +359,7 @@ export class Node {
     // An execution layer with a handshake of its own starts first and stops last.
     const { executor } = this.c;
     const execution = executor.start && executor.stopped ? (executor as Executor & BackgroundService) : null;
-    return [execution, this.c.submitter, this.c.retriever, this.c.p2p, this.c.producer, this.notifier].filter((s): s is NonNullable<typeof s> => s !== null);
+    return [execution, this.c.submitter, this.c.retriever, this.c.forcedQueue, this.c.p2p, this.c.producer, this.c.based, this.notifier].filter((s): s is NonNullable<typeof s> => s !== null);
   }
 
   /** Starts production, DA submission or DA sync; `onFatal` hears of an error the node cannot go on after. */
@@ -333,13 +369,16 @@ export class Node {
 
   /** What the node last heard from DA, from whichever component talks to it. */
   daActivity(): DaActivity {
-    return (this.c.submitter ?? this.c.retriever)!.activity;
+    return (this.c.submitter ?? this.c.retriever ?? this.c.forcedQueue)!.activity;
   }
 
   health(): HealthReport {
     const cfg = this.opts.config;
     const checks: Record<string, CheckResult> = {};
     const height = this.chain.height;
+    // A censoring aggregator first: this node has stopped following its chain, and nothing else matters until that is settled.
+    const violation = this.c.verifier?.violation;
+    if (violation) checks.forced_inclusion = { ok: false, reason: violation.message };
     // The execution client first: while it is down nothing else moves, and it is what to fix.
     const execution = this.c.executor.status?.();
     if (execution) checks.execution = execution.reachable ? { ok: true } : { ok: false, reason: 'execution client unreachable' };
@@ -494,6 +533,9 @@ function createBackend(
     },
     submitTx: (tx) => {
       if (node()?.isClosing) throw new TxRejectedError('node shutting down; send the tx again once it is back', 503);
+      if (opts.config.node.based) {
+        throw new TxRejectedError('this node is a based node: its blocks come from the DA forced-inclusion namespace alone; post the tx there with `noded tx post`', 503);
+      }
       if (!opts.config.node.aggregator) {
         throw new TxRejectedError('this node is a full node and does not produce blocks; send txs to the aggregator', 503);
       }

@@ -4,6 +4,7 @@ import type { NodeMetrics } from '../metrics/index.js';
 import type { Ed25519Key } from '../types/index.js';
 import { isAbortError, nowNanos, sleep } from '../util/index.js';
 import type { Chain } from './chain.js';
+import type { ForcedInclusionQueue, ForcedSelection } from '../forced/index.js';
 
 export interface ProducerOptions {
   blockTimeMs: number;
@@ -15,6 +16,18 @@ export interface ProducerOptions {
   pendingBlocks: () => bigint;
   /** At this many pending blocks production pauses (0 = no cap). */
   maxPendingBlocks: number;
+  /** Forced inclusion, when da.forced_inclusion_namespace is set: the queue of forced txs, put first in each block. */
+  forced?: {
+    queue: ForcedInclusionQueue;
+    /** Largest total of tx bytes one block takes. */
+    maxBlockTxBytes: number;
+    /**
+     * A test switch (NODED_TEST_CENSOR_FORCED_TXS=1): take the forced txs off
+     * the queue but leave them out of the blocks, as a censoring aggregator
+     * would, so a test can show full nodes catching it.
+     */
+    censor: boolean;
+  };
 }
 
 /**
@@ -89,19 +102,41 @@ export class BlockProducer {
       // Keep a steady cadence, but do not burst to catch up after a slow block.
       nextTick = Math.max(nextTick + blockTimeMs, Date.now());
       if (this.atPendingCap()) continue;
-      if (lazyMode && this.opts.pendingTxs() === 0 && Date.now() - lastBlockAt < lazyBlockIntervalMs) continue;
+      if (lazyMode && this.opts.pendingTxs() === 0 && (this.opts.forced?.queue.pendingCount ?? 0) === 0 && Date.now() - lastBlockAt < lazyBlockIntervalMs) continue;
       // The executor learns the block's time first: an EVM payload is built with it.
       const time = nowNanos();
-      const txs = await this.executor.getTxs(time);
+      const txs = await this.blockTxs(time);
       const previousCommitAt = this.chain.lastCommitAt;
-      const block = await this.chain.produce(txs, time, this.signer);
+      const block = await this.chain.produce(txs.txs, time, this.signer, txs.forced?.ops);
+      txs.forced?.commit();
       lastBlockAt = Date.now();
       if (this.metrics) {
-        this.metrics.blockTxs.observe(txs.length);
+        this.metrics.blockTxs.observe(txs.txs.length);
         // The first block after a start has no previous one to measure from.
         if (previousCommitAt > 0) this.metrics.blockInterval.observe((this.chain.lastCommitAt - previousCommitAt) / 1000);
       }
-      this.logger.debug({ height: Number(block.header!.header!.height), txs: txs.length }, 'produced block');
+      this.logger.debug({ height: Number(block.header!.header!.height), txs: txs.txs.length }, 'produced block');
     }
+  }
+
+  /**
+   * The next block's txs: forced txs first, as much of them as fits (ev-node
+   * pkg/sequencers/single/sequencer.go prepends them and trims the mempool
+   * batch to the rest), then the mempool's in the bytes left.
+   */
+  private async blockTxs(time: bigint): Promise<{ txs: Uint8Array[]; forced: ForcedSelection | null }> {
+    const forced = this.opts.forced;
+    if (!forced) return { txs: await this.executor.getTxs(time), forced: null };
+    const selection = await forced.queue.select(this.executor, forced.maxBlockTxBytes);
+    if (selection.txs.length > 0) {
+      if (forced.censor) {
+        this.logger.warn({ code: 'FORCED_TXS_DROPPED', txs: selection.txs.length }, 'test switch NODED_TEST_CENSOR_FORCED_TXS: leaving forced txs out of the block');
+      } else {
+        this.logger.info({ txs: selection.txs.length, epoch: Number(selection.source!.epoch.number) }, 'including forced txs');
+      }
+    }
+    const included = forced.censor ? [] : selection.txs;
+    const rest = await this.executor.getTxs(time, forced.maxBlockTxBytes - (forced.censor ? 0 : selection.bytes));
+    return { txs: [...included, ...rest], forced: selection };
   }
 }

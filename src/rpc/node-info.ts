@@ -65,7 +65,7 @@ export interface NodeInfo {
    */
   listeners: { rpc: string; status: string };
   version: string;
-  role: 'aggregator' | 'full node' | 'full node (DA-only sync)';
+  role: 'aggregator' | 'full node' | 'full node (DA-only sync)' | 'based node';
   started_at: number;
   height: number;
   best_known_height: number;

@@ -13,7 +13,7 @@ import {
   type Signer,
 } from './gen/node/v1/node_pb.js';
 import { BlockSchema, type Block } from './gen/node/v1/state_rpc_pb.js';
-import { sha256, unmarshalEd25519PublicKey, verifyEd25519, type Ed25519Key } from './keys.js';
+import { sha256, unmarshalEd25519PublicKey, verifyEd25519, Ed25519Key } from './keys.js';
 
 /**
  * Block version of the headers this node writes: ev-node's InitStateVersion
@@ -263,8 +263,16 @@ export interface BlockParams {
   lastDataHash: Uint8Array;
   /** State root after the previous block. */
   appHash: Uint8Array;
-  signer: Ed25519Key;
+  signer: BlockSigner;
 }
+
+/**
+ * Who signs a block: the aggregator's key, or for a based block only the
+ * genesis proposer's address — every based node derives the same block, so
+ * none signs it (signature and signer key empty; the header hash, which
+ * covers no signature, is the same on every node).
+ */
+export type BlockSigner = Ed25519Key | { address: Uint8Array };
 
 /** Builds and signs a block. */
 export function buildBlock(p: BlockParams): Block {
@@ -294,9 +302,10 @@ function signedBlock(p: BlockParams, dataHash: Uint8Array): Block {
     proposerAddress: p.signer.address,
     chainId: p.chainId,
   });
-  const signature = p.signer.sign(headerSignBytes(header));
+  const key = p.signer instanceof Ed25519Key ? p.signer : null;
+  const signature = key ? key.sign(headerSignBytes(header)) : new Uint8Array(0);
   return create(BlockSchema, {
-    header: create(SignedHeaderSchema, { header, signature, signer: signerOf(p.signer) }),
+    header: create(SignedHeaderSchema, { header, signature, signer: key ? signerOf(key) : create(SignerSchema, { address: p.signer.address }) }),
     data: create(DataSchema, {
       metadata: create(MetadataSchema, { chainId: p.chainId, height: p.height, time: p.time, lastDataHash: p.lastDataHash }),
       txs: p.txs,

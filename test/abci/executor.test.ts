@@ -31,7 +31,7 @@ async function kvstore(): Promise<AbciServer> {
 }
 
 const signer = Ed25519Key.generate();
-const genesis: Genesis = { chainId: 'abci-exec', initialHeight: 1n, startTime: 1_700_000_000_000_000_000n, proposerAddress: signer.address, daStartHeight: 0n };
+const genesis: Genesis = { chainId: 'abci-exec', initialHeight: 1n, startTime: 1_700_000_000_000_000_000n, proposerAddress: signer.address, daStartHeight: 0n, daEpochForcedInclusion: 50n };
 
 function appClient(address: string): AbciClient {
   const client = new AbciClient({ address, logger: silentLogger() });

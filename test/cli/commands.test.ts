@@ -49,7 +49,7 @@ describe('noded init', () => {
     expect(parseConfigText(yml, 'node.yml').node.aggregator).toBe(true);
     expect(yml).toMatch(/# .*block/i);
     const genesis = JSON.parse(readFileSync(join(home, 'config', 'genesis.json'), 'utf8'));
-    expect(Object.keys(genesis).sort()).toEqual(['chain_id', 'da_start_height', 'initial_height', 'proposer_address', 'start_time']);
+    expect(Object.keys(genesis).sort()).toEqual(['chain_id', 'da_epoch_forced_inclusion', 'da_start_height', 'initial_height', 'proposer_address', 'start_time']);
     expect(genesis.chain_id).toBe('cli-1');
   });
 

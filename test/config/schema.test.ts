@@ -5,7 +5,7 @@ import { configErrorOf } from './helpers.js';
 describe('defaults', () => {
   it('match DESIGN §5, durations in milliseconds', () => {
     expect(defaultConfig()).toEqual({
-      node: { aggregator: false, block_time: 1_000, lazy_mode: false, lazy_block_interval: 60_000, max_pending_blocks: 100, mempool_max_txs: 10_000 },
+      node: { aggregator: false, block_time: 1_000, lazy_mode: false, lazy_block_interval: 60_000, max_pending_blocks: 100, mempool_max_txs: 10_000, based: false },
       da: {
         address: 'http://127.0.0.1:26658',
         auth_token: '',
@@ -18,6 +18,7 @@ describe('defaults', () => {
         unready_after: 60_000,
         block_time: 6_000,
         local: false,
+        forced_inclusion_namespace: '',
         max_blob_size: 1_974_272,
         inclusion_window: 0,
       },

@@ -446,6 +446,8 @@ describe('LocalDa: bad JSON-RPC input', () => {
       [call('blob.Submit', [[{ namespace: ns, data: '!!' }], {}]), -32700, /data: expected a base64/],
       [call('blob.Submit', [[{ namespace: Buffer.alloc(29, 1).toString('base64'), data: 'aGk=' }], {}]), -32700, /version 1/],
       [call('blob.Submit', [[{ namespace: ns, data: 'aGk=', share_version: 1 }], {}]), -32700, /share_version/],
+      // go-square's ValidateForBlob: a primary reserved namespace (PayForBlob's, 0x…04) holds no blobs.
+      [call('blob.Submit', [[{ namespace: Buffer.from([...Buffer.alloc(28), 4]).toString('base64'), data: 'aGk=' }], {}]), -32700, /invalid data namespace\(0{56}04\): reserved data is forbidden/],
       [call('blob.Submit', [[null], {}]), -32700, /blob 0/],
     ];
     for (const [body, code, message] of cases) {
@@ -453,6 +455,12 @@ describe('LocalDa: bad JSON-RPC input', () => {
       expect(res.json.error?.code, body).toBe(code);
       expect(res.json.error.message, body).toMatch(message);
       expect(res.status, body).toBe(code === -32600 ? 400 : 500);
+    }
+    // header.GetByHeight refuses as a method (HTTP 200, code 1): height 0, and a height past the head.
+    for (const [height, message] of [[0, /height must be bigger than zero/], [99999, /given height is from the future/]] as const) {
+      const res = await rpc(da, call('header.GetByHeight', [height]));
+      expect([res.status, res.json.error?.code]).toEqual([200, 1]);
+      expect(res.json.error.message).toMatch(message);
     }
     // go-jsonrpc serves every path and reads the body; a GET has none.
     const get = await fetch(da.address);

@@ -130,7 +130,7 @@ describe('noded da serve', () => {
     expect(open.stderr).toContain('--admin');
     expect(open.stderr).toContain('not a loopback address');
     expect(open.stderr).toContain('--admin 127.0.0.1:0');
-    const da = await serve(['--home', home, '--listen', '127.0.0.1:0', '--admin', '0.0.0.0:0', '--token', 's3cret']);
+    const da = await DaServer.start(home, ['--admin', '0.0.0.0:0', '--token', 's3cret']);
     const port = new URL(da.admin).port;
     expect((await fetch(`http://127.0.0.1:${port}/faults`)).status).toBe(401);
     const faults = await fetch(`http://127.0.0.1:${port}/faults`, { headers: { authorization: 'Bearer s3cret' } });

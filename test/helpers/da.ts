@@ -11,7 +11,8 @@ export class DaServer extends NodedProcess {
 
   static async start(home: string, args: string[] = []): Promise<DaServer> {
     const blockTime = args.includes('--block-time') ? [] : ['--block-time', '100ms'];
-    const s = new DaServer(['da', 'serve', '--home', home, '--listen', '127.0.0.1:0', '--admin', '127.0.0.1:0', ...blockTime, '--log-format', 'json', ...args]);
+    const admin = args.includes('--admin') ? [] : ['--admin', '127.0.0.1:0'];
+    const s = new DaServer(['da', 'serve', '--home', home, '--listen', '127.0.0.1:0', ...admin, ...blockTime, '--log-format', 'json', ...args]);
     const rec = await s.waitForLog('local DA serving', 'the DA server to listen');
     s.address = String(rec.address);
     s.admin = String(rec.admin);

@@ -43,8 +43,8 @@ const running = new Set<NodedProcess>();
 
 /** A long-running `noded …` child process, registered so killAll ends it whatever a test does. */
 export class NodedProcess extends Spawned {
-  protected constructor(args: string[]) {
-    super(spawn(process.execPath, [RUN_JS, ...args], { env: { ...process.env, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] }), `noded ${args.join(' ')}`);
+  protected constructor(args: string[], env: NodeJS.ProcessEnv = {}) {
+    super(spawn(process.execPath, [RUN_JS, ...args], { env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] }), `noded ${args.join(' ')}`);
     this.child.stdout!.resume();
     running.add(this);
   }
@@ -92,8 +92,8 @@ export class Daemon extends NodedProcess {
    * Starts `noded start` on ephemeral ports (unless args set them) and waits for
    * the "node started" line. Extra args go after the defaults, so they win.
    */
-  static async start(home: string, args: string[] = [], opts: { wait?: boolean; timeoutMs?: number } = {}): Promise<Daemon> {
-    const d = new Daemon(['start', '--home', home, ...defaultStartArgs(args), ...args]);
+  static async start(home: string, args: string[] = [], opts: { wait?: boolean; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<Daemon> {
+    const d = new Daemon(['start', '--home', home, ...defaultStartArgs(args), ...args], opts.env);
     if (opts.wait === false) return d;
     const rec = await d.waitForLog('node started', 'noded start to report "node started"', opts.timeoutMs);
     d.rpc = `http://${rec.rpc}`;

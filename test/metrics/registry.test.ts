@@ -125,6 +125,7 @@ describe('node metrics registry', () => {
     const failing: Executor = {
       initChain: async () => new Uint8Array(32),
       getTxs: async () => [],
+      filterTxs: async () => [],
       executeTxs: async () => {
         throw new Error('engine down');
       },

@@ -87,6 +87,7 @@ const METHODS: Record<string, { perm: 'read' | 'write'; goName: string; params: 
   [DaMethod.submit]: { perm: 'write', goName: 'Submit', params: 2 },
   [DaMethod.getAll]: { perm: 'read', goName: 'GetAll', params: 2 },
   [DaMethod.networkHead]: { perm: 'read', goName: 'NetworkHead', params: 0 },
+  [DaMethod.headerByHeight]: { perm: 'read', goName: 'GetByHeight', params: 1 },
   [DaMethod.syncState]: { perm: 'read', goName: 'SyncState', params: 0 },
   [DaMethod.balance]: { perm: 'read', goName: 'Balance', params: 0 },
 };
@@ -222,6 +223,8 @@ export class LocalDa {
   private readonly startedAt = new Date().toISOString();
   /** Height → its blobs, for heights that have any. */
   private readonly index = new Map<number, StoredBlob[]>();
+  /** Height → the time its block was sealed (RFC 3339), for header.GetByHeight. */
+  private readonly times: string[] = [];
   private pending: PendingSubmit[] = [];
   private readonly records: DaSubmission[] = [];
   private state: DaFaults = { ...NO_FAULTS };
@@ -334,6 +337,7 @@ export class LocalDa {
   private applyBlock(block: SealedBlock): void {
     this.head = block.height;
     this.headTime = block.time;
+    this.times[block.height] = block.time;
     if (block.blobs.length > 0) this.index.set(block.height, block.blobs);
   }
 
@@ -509,6 +513,10 @@ export class LocalDa {
       }
       case DaMethod.networkHead:
         return () => ({ header: { chain_id: CHAIN_ID, height: String(this.head), time: this.headTime } }) satisfies WireExtendedHeader;
+      case DaMethod.headerByHeight: {
+        const height = goUint64(params[0], (why) => paramError(method, 'uint64', why));
+        return () => this.headerAt(height);
+      }
       case DaMethod.syncState:
         return () => this.syncState();
       default:
@@ -538,6 +546,10 @@ export class LocalDa {
       if (typeof b !== 'object' || b === null) throw invalid(`blob ${i}: expected an object {namespace, data, share_version}`);
       const wb = b as Partial<WireBlob>;
       const ns = decodeNamespace(wb.namespace, `blob ${i}: namespace`, invalid);
+      // go-square share/namespace.go, ValidateForBlob (celestia-node blob/blob.go, NewBlob): the primary reserved namespaces (version 0, id up to 0x…FF) hold no blobs.
+      if (ns.subarray(1, NAMESPACE_BYTES - 1).every((b) => b === 0)) {
+        throw invalid(`blob ${i}: invalid user namespace: invalid data namespace(${ns.toString('hex')}): reserved data is forbidden`);
+      }
       const data = decodeBase64(wb.data, `blob ${i}: data`, invalid);
       if (data.length === 0) throw invalid(`blob ${i}: data is empty`);
       if (wb.share_version !== undefined && wb.share_version !== 0) throw invalid(`blob ${i}: share_version ${JSON.stringify(wb.share_version)} is not supported, expected 0`);
@@ -579,6 +591,13 @@ export class LocalDa {
     const height = await included;
     if (this.state.slowSubmitAnswersMs > 0) await sleep(this.state.slowSubmitAnswersMs, this.stop.signal);
     return height;
+  }
+
+  /** celestia-node nodebuilder/header/service.go, GetByHeight: a sealed block's header; a height past the head is from the future. */
+  private headerAt(height: number): WireExtendedHeader {
+    if (height === 0) throw methodError('header: height must be bigger than zero');
+    if (height > this.head) throw methodError(`header: ${DaErrorText.heightFromFuture}: networkHeight: ${this.head}, requestedHeight: ${height}`);
+    return { header: { chain_id: CHAIN_ID, height: String(height), time: this.times[height] ?? this.headTime } };
   }
 
   /** celestia-node blob/service.go, GetAll: the blobs in the namespaces, or null (a nil slice) when there are none. */

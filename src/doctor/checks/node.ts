@@ -19,7 +19,13 @@ function notRunning(ctx: DoctorContext): Verdict {
   }
 }
 
+/** A full node that caught the aggregator leaving out forced txs (src/forced/verifier.ts): it has stopped following the chain. */
+const CENSORED = /FORCED_INCLUSION_VIOLATED/;
+
 function readyRemedy(reason: string): string {
+  if (CENSORED.test(reason)) {
+    return "the chain's aggregator left forced txs out past their grace boundary, so this node stopped applying its blocks: report it to the chain's operators with the FORCED_INCLUSION_VIOLATED log line (txs, epoch, aggregator); this node keeps serving the blocks before it";
+  }
   if (/genesis mismatch/i.test(reason)) return 'see the genesis check';
   if (/DA unreachable/i.test(reason)) return 'see the da-* checks';
   if (/production paused|pending/i.test(reason)) return 'blocks are not reaching DA: see the da-* checks';
@@ -52,7 +58,7 @@ export const nodeCheck: Check = {
     const height = Number(status.sync_info.latest_block_height);
     const seen = `pid ${pid}, height ${height}`;
     if (!live.ok) return { status: 'fail', message: `not live (${seen}): ${live.text}`, remedy: "check the node's log; restart it if it does not recover" };
-    if (!ready.ok) return { status: 'warn', message: `live but not ready (${seen}): ${ready.text}`, remedy: readyRemedy(ready.text) };
+    if (!ready.ok) return { status: CENSORED.test(ready.text) ? 'fail' : 'warn', message: `live but not ready (${seen}): ${ready.text}`, remedy: readyRemedy(ready.text) };
     if (!status.sync_info.catching_up) return { status: 'ok', message: `live, ready, not catching up (${seen})` };
     // Catching up: does it gain on the chain? Sample the height again, within the bound.
     const blockTime = ctx.config.node.block_time;

@@ -4,6 +4,7 @@ import type { Logger } from '../../log/index.js';
 import { Bucket, decodeStoredBlock, heightKey, type BlockStore, type StoreOp } from '../../store/index.js';
 import { isAbortError, serialized, toHex } from '../../util/index.js';
 import { TxRejectedError, type BlockResults, type ExecResult, type Executor } from '../executor.js';
+import { filterBySize, type FilterStatus } from '../filter.js';
 import { MAX_BLOCK_TXS, MAX_BLOCK_TX_BYTES } from '../kv/kv.js';
 import type { Mempool } from '../mempool.js';
 import type { AbciClient } from './client.js';
@@ -117,9 +118,17 @@ export class AbciExecutor implements Executor {
     });
   }
 
-  async getTxs(): Promise<Uint8Array[]> {
+  /**
+   * FilterTxs through the app: CheckTx on the mempool connection, as CometBFT
+   * checks a tx before a proposal takes it; a non-zero code removes it.
+   */
+  filterTxs(txs: Uint8Array[], maxBytes: number): Promise<FilterStatus[]> {
+    return filterBySize(txs, maxBytes, async (tx) => (await this.opts.client.mempool.call('checkTx', { tx, type: CheckTxType.NEW })).code === 0);
+  }
+
+  async getTxs(_time?: bigint, maxBytes = Infinity): Promise<Uint8Array[]> {
     await this.opts.mempool.settled();
-    return this.opts.mempool.take(MAX_BLOCK_TXS, Math.min(MAX_BLOCK_TX_BYTES, this.opts.maxBlockTxBytes));
+    return this.opts.mempool.take(MAX_BLOCK_TXS, Math.min(MAX_BLOCK_TX_BYTES, this.opts.maxBlockTxBytes, maxBytes));
   }
 
   async executeTxs(txs: Uint8Array[], height: bigint, time: bigint, prevStateRoot: Uint8Array): Promise<ExecResult> {

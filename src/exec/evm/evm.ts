@@ -2,6 +2,8 @@ import type { Logger } from '../../log/index.js';
 import { Bucket, decodeStoredBlock, heightKey, type BlockStore } from '../../store/index.js';
 import { RemoteSession } from '../remote-session.js';
 import { TxRejectedError, type ExecResult, type Executor } from '../executor.js';
+import { filterBySize, type FilterStatus } from '../filter.js';
+import { isEthereumTx } from './tx-shape.js';
 import { EngineError, EngineRpcError, EngineUnreachableError, type EngineClient } from './engine.js';
 
 type Hex = `0x${string}`;
@@ -153,6 +155,15 @@ export class EvmExecutor implements Executor {
     this.head = genesis;
     this.opts.logger.info({ hash: genesis.hash, stateRoot: genesis.stateRoot }, 'execution layer at its genesis');
     return fromHex(genesis.stateRoot);
+  }
+
+  /**
+   * FilterTxs: a forced tx that does not decode as an EIP-2718 transaction is
+   * removed (ev-node's EVM execution decodes each one and drops what fails);
+   * gas is the execution client's to count when it builds the block, so here only bytes.
+   */
+  filterTxs(txs: Uint8Array[], maxBytes: number): Promise<FilterStatus[]> {
+    return filterBySize(txs, maxBytes, isEthereumTx);
   }
 
   /** Has the execution client build the next block from its pool; the block's txs are the payload's. */

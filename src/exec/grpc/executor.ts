@@ -4,11 +4,12 @@ import type { Genesis } from '../../home/index.js';
 import type { Logger } from '../../log/index.js';
 import { decodeStoredBlock, type BlockStore } from '../../store/index.js';
 import { timestampFromNanos } from '../../types/index.js';
-import { ExecutorService, FilterStatus } from '../../types/gen/node/v1/execution_pb.js';
+import { ExecutorService } from '../../types/gen/node/v1/execution_pb.js';
 import { serialized, toHex } from '../../util/index.js';
 import { RemoteSession } from '../remote-session.js';
 import { ExecutionSyncError } from '../evm/evm.js';
 import { type ExecResult, type Executor } from '../executor.js';
+import { FilterStatus as Status } from '../filter.js';
 import { MAX_BLOCK_TXS, MAX_BLOCK_TX_BYTES } from '../kv/kv.js';
 import type { Mempool } from '../mempool.js';
 import { decodeTxBatch, encodeTxBatch } from './tx-batch.js';
@@ -144,33 +145,40 @@ export class GrpcExecutor implements Executor {
    * (pkg/sequencers/single/sequencer.go): removed txs are dropped, postponed
    * mempool txs go back to the head of the mempool.
    */
-  async getTxs(): Promise<Uint8Array[]> {
-    const maxBytes = Math.min(MAX_BLOCK_TX_BYTES, this.opts.maxBlockTxBytes);
+  async getTxs(_time?: bigint, budget = Infinity): Promise<Uint8Array[]> {
+    const maxBytes = Math.min(MAX_BLOCK_TX_BYTES, this.opts.maxBlockTxBytes, budget);
     const own = await this.retrying('hand out its txs', async () => decodeTxBatch((await this.call('GetTxs', (o) => this.client.getTxs({}, o))).txBatch));
     const ownBytes = own.reduce((n, tx) => n + tx.length, 0);
     await this.opts.mempool.settled();
     const queued = this.opts.mempool.take(Math.max(0, MAX_BLOCK_TXS - own.length), Math.max(0, maxBytes - ownBytes));
     const txs = [...own, ...queued];
     if (txs.length === 0) return txs;
-    let statuses: FilterStatus[];
+    let statuses: Status[];
     try {
-      statuses = await this.retrying('filter the block\'s txs', async () => {
-        const { maxGas } = await this.call('GetExecutionInfo', (o) => this.client.getExecutionInfo({}, o));
-        const answer = await this.call('FilterTxs', (o) => this.client.filterTxs({ txBatch: encodeTxBatch(txs), maxBytes: BigInt(maxBytes), maxGas, hasForceIncludedTransaction: false }, o));
-        return answer.statuses;
-      });
+      const { maxGas } = await this.retrying('tell its gas limit', () => this.call('GetExecutionInfo', (o) => this.client.getExecutionInfo({}, o)));
+      statuses = await this.filterTxs(txs, maxBytes, maxGas, false);
     } catch (err) {
       this.opts.mempool.requeue(queued);
       throw err;
     }
+    this.opts.mempool.requeue(queued.filter((_, i) => statuses[own.length + i] === Status.postpone));
+    const removed = statuses.filter((s) => s === Status.remove).length;
+    if (removed > 0) this.opts.logger.debug({ removed }, 'the executor filtered txs out of the block');
+    return txs.filter((_, i) => statuses[i] === Status.ok);
+  }
+
+  /** The executor's FilterTxs; its statuses are ev-node's numbers, as ours are. */
+  async filterTxs(txs: Uint8Array[], maxBytes: number, maxGas: number | bigint, hasForceIncludedTransaction: boolean): Promise<Status[]> {
+    const statuses = await this.retrying('filter txs', async () => {
+      const answer = await this.call('FilterTxs', (o) =>
+        this.client.filterTxs({ txBatch: encodeTxBatch(txs), maxBytes: BigInt(Number.isFinite(maxBytes) ? maxBytes : 0), maxGas: BigInt(maxGas), hasForceIncludedTransaction }, o),
+      );
+      return answer.statuses;
+    });
     if (statuses.length !== txs.length) {
-      this.opts.mempool.requeue(queued);
       throw new ExecutorError(`the executor at ${this.opts.url} answered FilterTxs with ${statuses.length} statuses for ${txs.length} txs`, 'EXECUTOR_FAILED');
     }
-    this.opts.mempool.requeue(queued.filter((_, i) => statuses[own.length + i] === FilterStatus.FILTER_POSTPONE));
-    const removed = statuses.filter((s) => s === FilterStatus.FILTER_REMOVE).length;
-    if (removed > 0) this.opts.logger.debug({ removed }, 'the executor filtered txs out of the block');
-    return txs.filter((_, i) => statuses[i] === FilterStatus.FILTER_OK);
+    return statuses.map((s) => s as number as Status);
   }
 
   /** Txs sent to the node wait in its mempool; the executor judges them in FilterTxs and ExecuteTxs. */

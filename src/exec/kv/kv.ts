@@ -2,6 +2,7 @@ import { hash } from 'node:crypto';
 import { ExecTxResult } from 'cosmjs-types/tendermint/abci/types';
 import { Bucket, MetadataKey, bucketKey, stringKey, type BlockStore, type StoreOp } from '../../store/index.js';
 import { TxRejectedError, type BlockResults, type ExecResult, type Executor } from '../executor.js';
+import { filterBySize, type FilterStatus } from '../filter.js';
 import type { Mempool } from '../mempool.js';
 import { KeyFilter } from './key-filter.js';
 
@@ -128,9 +129,14 @@ export class KvExecutor implements Executor {
     return this.mempool.add(tx);
   }
 
-  async getTxs(): Promise<Uint8Array[]> {
+  async getTxs(_time?: bigint, maxBytes = Infinity): Promise<Uint8Array[]> {
     await this.mempool.settled();
-    return this.mempool.take(MAX_BLOCK_TXS, Math.min(MAX_BLOCK_TX_BYTES, this.maxBlockTxBytes));
+    return this.mempool.take(MAX_BLOCK_TXS, Math.min(MAX_BLOCK_TX_BYTES, this.maxBlockTxBytes, maxBytes));
+  }
+
+  /** FilterTxs: a tx that is not `key=value` (what submitTx refuses) is removed; the rest by size. */
+  filterTxs(txs: Uint8Array[], maxBytes: number): Promise<FilterStatus[]> {
+    return filterBySize(txs, maxBytes, (tx) => keyEnd(tx) > 0);
   }
 
   async executeTxs(txs: Uint8Array[], height: bigint, _time: bigint, prevStateRoot: Uint8Array): Promise<ExecResult> {
