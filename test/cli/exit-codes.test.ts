@@ -39,7 +39,7 @@ async function expectExit(args: string[], exit: number): Promise<void> {
 describe('exit codes, one truth for every command', () => {
   it('covers every command in the manifest', () => {
     expect(commandIds.sort()).toEqual(
-      ['abci:kvstore', 'block:get', 'da:serve', 'doctor', 'init', 'reset:evm', 'reset:hard', 'reset:soft', 'start', 'status'].sort(),
+      ['abci:kvstore', 'block:get', 'da:serve', 'doctor', 'exec:serve', 'init', 'reset:evm', 'reset:hard', 'reset:soft', 'start', 'status', 'tx:post'].sort(),
     );
   });
 

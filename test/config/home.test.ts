@@ -16,6 +16,8 @@ describe('homePaths', () => {
       storeDir: '/srv/node/data/store',
       cacheDir: '/srv/node/data/cache',
       localDaDir: '/srv/node/data/local-da',
+      execKvDir: '/srv/node/data/exec-kv',
+      execAbciDir: '/srv/node/data/exec-abci',
       pidFile: '/srv/node/data/node.pid',
       logsDir: '/srv/node/logs',
     });

@@ -151,7 +151,7 @@ describe('config errors', () => {
 
   it('lists the options of an enum', () => {
     expect(configErrorOf(() => parseConfigText('execution:\n  type: wasm\n', 'node.yml')).message).toBe(
-      'node.yml: execution.type: got "wasm", expected one of kv, evm, abci',
+      'node.yml: execution.type: got "wasm", expected one of kv, evm, abci, grpc',
     );
   });
 
