@@ -15,17 +15,18 @@
 import {
   create,
   fromJson,
-  toBinary,
   toJson,
   ScalarType,
   type DescEnum,
   type DescField,
   type DescMessage,
+  type JsonObject,
   type JsonValue,
   type Message,
   type MessageShape,
 } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
+import { codeToHttpStatus, codeToString, errorToJson } from '@connectrpc/connect/protocol-connect';
 import { GetBlockResponseSchema, type GetBlockRequest, type GetBlockResponse } from '../types/gen/node/v1/state_rpc_pb.js';
 
 // ---------------------------------------------------------------------------
@@ -818,60 +819,21 @@ export function getBlockSelector(req: GetBlockRequest): BlockSelector {
 // Errors
 // ---------------------------------------------------------------------------
 
-/** HTTP status per code: the Connect protocol spec's error-code table. */
-const HTTP_STATUS: Record<number, number> = {
-  [Code.Canceled]: 499,
-  [Code.Unknown]: 500,
-  [Code.InvalidArgument]: 400,
-  [Code.DeadlineExceeded]: 504,
-  [Code.NotFound]: 404,
-  [Code.AlreadyExists]: 409,
-  [Code.PermissionDenied]: 403,
-  [Code.ResourceExhausted]: 429,
-  [Code.FailedPrecondition]: 400,
-  [Code.Aborted]: 409,
-  [Code.OutOfRange]: 400,
-  [Code.Unimplemented]: 501,
-  [Code.Internal]: 500,
-  [Code.Unavailable]: 503,
-  [Code.DataLoss]: 500,
-  [Code.Unauthenticated]: 401,
-};
-
-/** Connect's snake_case name of a code ("not_found"); an unknown code is "unknown". */
+/** Connect's snake_case name of a code ("not_found"); a code Connect does not know is "unknown". */
 export function connectCodeName(code: Code): string {
-  const name = (Code as unknown as Record<number, string | undefined>)[code];
-  if (typeof name !== 'string' || HTTP_STATUS[code] === undefined) return 'unknown';
-  return name[0]!.toLowerCase() + name.slice(1).replace(/[A-Z]/g, (c) => '_' + c.toLowerCase());
-}
-
-/** Unpadded standard base64, as Connect writes error detail values. */
-function b64Raw(bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64').replace(/=+$/, '');
+  return codeToString(Code[code] === undefined ? Code.Unknown : code);
 }
 
 /**
  * The Connect protocol's unary error: the HTTP status for the code and the body
- * `{"code":"not_found","message":"…"}` (the message without ConnectError's
- * "[code] " prefix; details, if any, as `{"type","value"}` with unpadded base64).
+ * `{"code":"not_found","message":"…"}` — Connect's own errorToJson and
+ * codeToHttpStatus (@connectrpc/connect/protocol-connect), except that the
+ * message is always present and a detail the server made carries no `debug`.
  */
 export function connectErrorJson(err: ConnectError): { status: number; body: string } {
-  const status = HTTP_STATUS[err.code] ?? 500;
-  let body = '{"code":' + JSON.stringify(connectCodeName(err.code)) + ',"message":' + JSON.stringify(err.rawMessage ?? '');
-  const details: string[] = [];
-  for (const d of err.details) {
-    try {
-      if ('desc' in d) {
-        details.push(JSON.stringify({ type: d.desc.typeName, value: b64Raw(toBinary(d.desc, create(d.desc, d.value))) }));
-      } else {
-        const o: { type: string; value: string; debug?: unknown } = { type: d.type, value: b64Raw(d.value) };
-        if (d.debug !== undefined) o.debug = d.debug;
-        details.push(JSON.stringify(o));
-      }
-    } catch {
-      // A detail that cannot be written is left out rather than losing the error.
-    }
-  }
-  if (details.length > 0) body += ',"details":[' + details.join(',') + ']';
-  return { status, body: body + '}' };
+  const code = Code[err.code] === undefined ? Code.Unknown : err.code;
+  const { details } = errorToJson(err, undefined) as { details?: JsonObject[] };
+  const body: JsonObject = { code: codeToString(code), message: err.rawMessage };
+  if (details) body.details = details.map((d, i) => ('desc' in err.details[i]! ? { type: d.type!, value: d.value! } : d));
+  return { status: codeToHttpStatus(code), body: JSON.stringify(body) };
 }
