@@ -35,13 +35,16 @@ async function malformedConnectIsInvalidArgument(res: UniversalServerResponse): 
   return { ...res, status: 400, body: createAsyncIterable([body]) };
 }
 
+/** The request compressions taken, by connect-node and by the JSON path (rpc-server.ts). */
+export const ACCEPT_COMPRESSION = [compressionGzip, compressionBrotli];
+
 /**
  * connect-node's connectNodeAdapter (connect-node-adapter.js) with two changes:
  * a malformed request message is INVALID_ARGUMENT (gRPC, gRPC-Web and Connect), and a failed handler is
  * logged through the node's logger instead of console.error.
  */
 export function connectAdapter(options: ConnectRouterOptions & { routes: (router: ConnectRouter) => void }, logger: Logger) {
-  const router = createConnectRouter({ acceptCompression: [compressionGzip, compressionBrotli], ...options });
+  const router = createConnectRouter({ acceptCompression: ACCEPT_COMPRESSION, ...options });
   options.routes(router);
   const paths = new Map(router.handlers.map((h) => [h.requestPath, h]));
   return (req: IncomingMessage, res: ServerResponse): void => {

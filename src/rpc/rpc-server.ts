@@ -2,12 +2,14 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { Code, ConnectError } from '@connectrpc/connect';
+import { compressionNegotiate } from '@connectrpc/connect/protocol';
+import { headerTimeout, headerUnaryEncoding, parseTimeout } from '@connectrpc/connect/protocol-connect';
 import { TxRejectedError } from '../exec/index.js';
 import type { Logger } from '../log/index.js';
 import { ConfigService, P2PService, StoreService } from '../types/index.js';
 import type { HealthReport, RpcBackend } from './backend.js';
 import { BlockJsonCache } from './block-json-cache.js';
-import { connectAdapter } from './connect-adapter.js';
+import { ACCEPT_COMPRESSION, connectAdapter } from './connect-adapter.js';
 import type { GuardedServer } from './guard.js';
 import { BodyTooLargeError, ClientGoneError, readBody } from './http.js';
 import { p2pService } from './p2p-service.js';
@@ -140,6 +142,8 @@ export class RpcServer implements GuardedServer {
   /**
    * Connect unary over JSON. Answered here rather than by connect-node so JSON
    * follows the spec's shape (64-bit integers as numbers, every field written).
+   * A gzip or br body is taken; connect-timeout-ms is checked but not enforced
+   * (the handlers only read the store).
    */
   private async unary(route: UnaryRoute, req: Req, res: Res): Promise<void> {
     let body: Buffer;
@@ -151,6 +155,12 @@ export class RpcServer implements GuardedServer {
       throw err;
     }
     try {
+      // Connect's headers as connect-node reads them (protocol-connect/handler-factory.js): a compressed body, a deadline.
+      const header = (name: string) => String(req.headers[name.toLowerCase()] ?? '') || null;
+      const compression = compressionNegotiate(ACCEPT_COMPRESSION, header(headerUnaryEncoding), null, 'accept-encoding');
+      const timeout = parseTimeout(header(headerTimeout), Number.MAX_SAFE_INTEGER);
+      if (compression.error ?? timeout.error) throw compression.error ?? timeout.error;
+      if (compression.request) body = Buffer.from(await compression.request.decompress(body, MAX_REQUEST_BYTES));
       const input = parseSpecJsonRequest(route.input, body);
       sendJson(res, 200, route.json ? await route.json(input as never) : writeSpecJson(route.output, (await route.call(input as never)) as never));
     } catch (err) {
