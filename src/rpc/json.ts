@@ -27,6 +27,7 @@ import {
 } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { codeToHttpStatus, codeToString, errorToJson } from '@connectrpc/connect/protocol-connect';
+import { scanJson } from '../util/index.js';
 import { GetBlockResponseSchema, type GetBlockRequest, type GetBlockResponse } from '../types/gen/node/v1/state_rpc_pb.js';
 
 // ---------------------------------------------------------------------------
@@ -261,105 +262,29 @@ interface Ctx {
   path: (string | number)[];
 }
 
+/**
+ * Scans the request text (once, on first need): rejects duplicate object keys
+ * and records the raw text of number tokens whose double may differ from what
+ * was written (fractions, exponents, magnitudes ≥ 2^53), by JSON path.
+ */
 function scan(ctx: Ctx): void {
-  if (!ctx.scanned) {
-    ctx.scanned = true;
-    ctx.raws = scanJson(ctx.text);
-  }
+  if (ctx.scanned) return;
+  ctx.scanned = true;
+  scanJson(ctx.text, {
+    duplicateKey: (key) => {
+      throw invalid(`duplicate key ${fmt(key)} in request body`);
+    },
+    number: (start, end, path) => {
+      const token = ctx.text.slice(start, end);
+      if (INT_TEXT.test(token) && Number.isSafeInteger(Number(token))) return;
+      (ctx.raws ??= new Map()).set(JSON.stringify(path()), token);
+    },
+  });
 }
 
 function rawAt(ctx: Ctx): string | undefined {
   scan(ctx);
   return ctx.raws?.get(JSON.stringify(ctx.path));
-}
-
-/**
- * Scans JSON text that JSON.parse has accepted: rejects duplicate object keys
- * (JSON.parse silently keeps the last) and records the raw text of number
- * tokens whose double may differ from what was written (fractions, exponents,
- * magnitudes ≥ 2^53), keyed by their JSON path.
- */
-function scanJson(text: string): Map<string, string> | undefined {
-  interface Frame {
-    obj: boolean;
-    keys: Set<string> | null;
-    key: string;
-    index: number;
-  }
-  const stack: Frame[] = [];
-  let expectKey = false;
-  let raws: Map<string, string> | undefined;
-  const n = text.length;
-  let i = 0;
-  while (i < n) {
-    const c = text.charCodeAt(i);
-    if (c === 0x7b /* { */) {
-      stack.push({ obj: true, keys: new Set(), key: '', index: 0 });
-      expectKey = true;
-      i++;
-    } else if (c === 0x5b /* [ */) {
-      stack.push({ obj: false, keys: null, key: '', index: 0 });
-      expectKey = false;
-      i++;
-    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
-      stack.pop();
-      expectKey = false;
-      i++;
-    } else if (c === 0x2c /* , */) {
-      const top = stack[stack.length - 1];
-      if (top) {
-        if (top.obj) expectKey = true;
-        else top.index++;
-      }
-      i++;
-    } else if (c === 0x22 /* " */) {
-      const start = i++;
-      let escaped = false;
-      while (i < n) {
-        const d = text.charCodeAt(i);
-        if (d === 0x5c /* \ */) {
-          escaped = true;
-          i += 2;
-          continue;
-        }
-        if (d === 0x22) break;
-        i++;
-      }
-      const end = i++;
-      const top = stack[stack.length - 1];
-      if (expectKey && top && top.keys) {
-        const key = escaped ? (JSON.parse(text.slice(start, end + 1)) as string) : text.slice(start + 1, end);
-        if (top.keys.has(key)) throw invalid(`duplicate key ${fmt(key)} in request body`);
-        top.keys.add(key);
-        top.key = key;
-        expectKey = false;
-      }
-    } else if (c === 0x2d /* - */ || (c >= 0x30 && c <= 0x39)) {
-      const start = i++;
-      let plain = true;
-      while (i < n) {
-        const d = text.charCodeAt(i);
-        if (d >= 0x30 && d <= 0x39) {
-          i++;
-        } else if (d === 0x2e || d === 0x65 || d === 0x45 || d === 0x2b || d === 0x2d) {
-          plain = false;
-          i++;
-        } else {
-          break;
-        }
-      }
-      if (!plain || i - start >= 16) {
-        const tok = text.slice(start, i);
-        if (!plain || !Number.isSafeInteger(Number(tok))) {
-          raws ??= new Map();
-          raws.set(JSON.stringify(stack.map((f) => (f.obj ? f.key : f.index))), tok);
-        }
-      }
-    } else {
-      i++;
-    }
-  }
-  return raws;
 }
 
 const fieldsByJsonKey = new WeakMap<DescMessage, Map<string, DescField>>();
