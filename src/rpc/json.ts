@@ -15,70 +15,27 @@
 import {
   create,
   fromJson,
-  toBinary,
+  enumToJson,
   toJson,
   ScalarType,
-  type DescEnum,
   type DescField,
   type DescMessage,
+  type JsonObject,
   type JsonValue,
   type Message,
   type MessageShape,
 } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
+import { codeToHttpStatus, codeToString, errorToJson } from '@connectrpc/connect/protocol-connect';
+import { scanJson } from '../util/index.js';
 import { GetBlockResponseSchema, type GetBlockRequest, type GetBlockResponse } from '../types/gen/node/v1/state_rpc_pb.js';
 
 // ---------------------------------------------------------------------------
 // Writer
 // ---------------------------------------------------------------------------
 
-/** Value kinds of the writer (one per JSON encoding). */
-const K_INT64 = 0; // bigint (or decimal string with jstype=JS_STRING) → bare digits
-const K_INT32 = 1; // number → bare digits
-const K_DOUBLE = 2; // number, NaN/±Infinity as strings
-const K_BOOL = 3;
-const K_STRING = 4;
-const K_BYTES = 5; // standard base64 with padding
-const K_ENUM = 6; // proto name string (number when unknown)
-const K_MESSAGE = 7; // nested message, written by its plan
-const K_WKT = 8; // well-known type with a custom JSON form: protobuf-es toJson
-const K_RESERVED = 9; // a field the proto reserves but the spec's JSON still writes: always ""
-
-/** How a field holds its value(s). */
-const C_SINGLE = 0;
-const C_LIST = 1;
-const C_MAP = 2;
-
-/** One field (or oneof group) of a message plan. One shape for all, so the writer's loop stays monomorphic. */
-class FieldPlan {
-  constructor(
-    /** `"proto_name":` */
-    readonly key: string,
-    /** Property name on the message object (the oneof's name for a oneof group). */
-    readonly local: string,
-    readonly container: number,
-    readonly kind: number,
-    /** Message plan for K_MESSAGE / K_WKT values. */
-    readonly sub: MessagePlan | null,
-    /** Enum number → JSON text (quoted proto name, or `null` for NullValue). */
-    readonly enumNames: Map<number, string> | null,
-    /** Members of a oneof group, by case name (oneof groups only). */
-    readonly oneofMembers: Map<string, FieldPlan> | null,
-  ) {}
-}
-
-interface MessagePlan {
-  readonly schema: DescMessage;
-  /** Fields and oneof groups in declaration order; filled right after creation. */
-  entries: FieldPlan[];
-  /** Custom proto3 JSON form (Timestamp, wrappers, Struct, …): written via toJson. */
-  readonly wkt: boolean;
-  /** JSON of the zero message, computed on first need. */
-  zero: string | undefined;
-  computingZero: boolean;
-}
-
-const plans = new WeakMap<DescMessage, MessagePlan>();
+/** protobuf-es toJson with proto field names and every implicit field written. */
+const TO_JSON = { useProtoFieldName: true, alwaysEmitImplicit: true } as const;
 
 /**
  * Header fields ev-node reserves (proto/evnode/v1/evnode.proto: `reserved 5, 7,
@@ -93,7 +50,7 @@ const RESERVED_FIELDS_WRITTEN: Record<string, Array<{ number: number; name: stri
   ],
 };
 
-/** Well-known types whose proto3 JSON is not an object of their fields. */
+/** Well-known types whose proto3 JSON is not an object of their fields: written as toJson has them. */
 const WKT_CUSTOM = new Set([
   'google.protobuf.Any',
   'google.protobuf.Timestamp',
@@ -113,261 +70,103 @@ const WKT_CUSTOM = new Set([
   'google.protobuf.BytesValue',
 ]);
 
-function scalarKind(t: ScalarType): number {
-  switch (t) {
-    case ScalarType.INT64:
-    case ScalarType.UINT64:
-    case ScalarType.SINT64:
-    case ScalarType.FIXED64:
-    case ScalarType.SFIXED64:
-      return K_INT64;
-    case ScalarType.INT32:
-    case ScalarType.UINT32:
-    case ScalarType.SINT32:
-    case ScalarType.FIXED32:
-    case ScalarType.SFIXED32:
-      return K_INT32;
-    case ScalarType.DOUBLE:
-    case ScalarType.FLOAT:
-      return K_DOUBLE;
-    case ScalarType.BOOL:
-      return K_BOOL;
-    case ScalarType.STRING:
-      return K_STRING;
-    case ScalarType.BYTES:
-      return K_BYTES;
-  }
-}
-
-const enumNameCache = new WeakMap<DescEnum, Map<number, string>>();
-function enumNames(e: DescEnum): Map<number, string> {
-  let m = enumNameCache.get(e);
-  if (!m) {
-    m = new Map();
-    const isNull = e.typeName === 'google.protobuf.NullValue';
-    for (const v of e.values) if (!m.has(v.number)) m.set(v.number, isNull ? 'null' : JSON.stringify(v.name));
-    enumNameCache.set(e, m);
-  }
-  return m;
-}
-
-/** The element of a field, whatever its container: a scalar, an enum or a message. */
-type FieldElement =
-  | { kind: 'scalar'; scalar: ScalarType }
-  | { kind: 'enum'; enum: DescEnum }
-  | { kind: 'message'; message: DescMessage };
-
-function fieldElement(f: DescField): FieldElement {
-  switch (f.fieldKind) {
-    case 'scalar':
-      return { kind: 'scalar', scalar: f.scalar };
-    case 'enum':
-      return { kind: 'enum', enum: f.enum };
-    case 'message':
-      return { kind: 'message', message: f.message };
-    case 'list':
-    case 'map': {
-      // Lists and maps carry their element's descriptor on the field itself.
-      const { scalar, enum: enumDesc, message } = f as { scalar?: ScalarType; enum?: DescEnum; message?: DescMessage };
-      if (message) return { kind: 'message', message };
-      if (enumDesc) return { kind: 'enum', enum: enumDesc };
-      return { kind: 'scalar', scalar: scalar! };
-    }
-  }
-}
-
-function fieldPlan(f: DescField): FieldPlan {
-  const key = JSON.stringify(f.name) + ':';
-  const container = f.fieldKind === 'list' ? C_LIST : f.fieldKind === 'map' ? C_MAP : C_SINGLE;
-  const el = fieldElement(f);
-  switch (el.kind) {
-    case 'scalar':
-      return new FieldPlan(key, f.localName, container, scalarKind(el.scalar), null, null, null);
-    case 'enum':
-      return new FieldPlan(key, f.localName, container, K_ENUM, null, enumNames(el.enum), null);
-    case 'message': {
-      const sub = planFor(el.message);
-      return new FieldPlan(key, f.localName, container, sub.wkt ? K_WKT : K_MESSAGE, sub, null, null);
-    }
-  }
-}
-
-function planFor(schema: DescMessage): MessagePlan {
-  let plan = plans.get(schema);
-  if (plan) return plan;
-  plan = { schema, entries: [], wkt: WKT_CUSTOM.has(schema.typeName), zero: undefined, computingZero: false };
-  // Registered before its fields are planned, so a recursive message resolves to it.
-  plans.set(schema, plan);
-  if (!plan.wkt) {
-    const numbered: Array<{ number: number; plan: FieldPlan }> = [];
-    for (const m of schema.members) {
-      if (m.kind === 'oneof') {
-        const members = new Map<string, FieldPlan>();
-        for (const f of m.fields) members.set(f.localName, fieldPlan(f));
-        numbered.push({ number: m.fields[0]!.number, plan: new FieldPlan('', m.localName, C_SINGLE, -1, null, null, members) });
-      } else {
-        numbered.push({ number: m.number, plan: fieldPlan(m) });
-      }
-    }
-    for (const r of RESERVED_FIELDS_WRITTEN[schema.typeName] ?? []) {
-      numbered.push({ number: r.number, plan: new FieldPlan(JSON.stringify(r.name) + ':', '', C_SINGLE, K_RESERVED, null, null, null) });
-    }
-    plan.entries = numbered.sort((a, b) => a.number - b.number).map((e) => e.plan);
-  }
-  return plan;
-}
-
-/**
- * One Buffer over the ArrayBuffer the last bytes value lived in: a decoded
- * block's fields are all views of one buffer, so they base64 without a Buffer
- * object each. Cleared after every write so no block is kept alive.
- */
-let lastArrayBuffer: ArrayBufferLike | null = null;
-let lastBuffer: Buffer | null = null;
-
-/** `"<standard base64 with padding>"` */
-function b64(v: unknown): string {
-  if (!(v instanceof Uint8Array) || v.length === 0) return '""';
-  const ab = v.buffer;
-  if (ab !== lastArrayBuffer || lastBuffer === null) {
-    lastArrayBuffer = ab;
-    lastBuffer = Buffer.from(ab);
-  }
-  return '"' + lastBuffer.toString('base64', v.byteOffset, v.byteOffset + v.byteLength) + '"';
-}
-
+const INT64_TYPES = new Set([ScalarType.INT64, ScalarType.UINT64, ScalarType.SINT64, ScalarType.FIXED64, ScalarType.SFIXED64]);
 const INT_TEXT = /^-?[0-9]+$/;
 
-/** JSON text of one value of the given kind; an absent value gives the zero value. */
-function writeValue(kind: number, v: unknown, fp: FieldPlan): string {
-  switch (kind) {
-    case K_INT64:
-      if (typeof v === 'bigint') return v.toString();
-      if (typeof v === 'string') return INT_TEXT.test(v) ? v : JSON.stringify(v);
-      if (typeof v === 'number') return Number.isFinite(v) ? String(v) : '0';
-      return '0';
-    case K_INT32:
-      return typeof v === 'number' && Number.isFinite(v) ? String(v) : '0';
-    case K_DOUBLE:
-      if (typeof v !== 'number') return '0';
-      if (Number.isFinite(v)) return String(v);
-      return Number.isNaN(v) ? '"NaN"' : v > 0 ? '"Infinity"' : '"-Infinity"';
-    case K_BOOL:
-      return v === true ? 'true' : 'false';
-    case K_STRING:
-      return typeof v === 'string' ? JSON.stringify(v) : '""';
-    case K_BYTES:
-      return b64(v);
-    case K_ENUM: {
-      const n = typeof v === 'number' ? v : 0;
-      return fp.enumNames!.get(n) ?? String(n);
-    }
-    case K_MESSAGE:
-      return v == null ? zeroOf(fp.sub!) : writeMessage(fp.sub!, v as Record<string, unknown>);
-    case K_WKT:
-      return v == null ? zeroOf(fp.sub!) : writeWkt(fp.sub!, v as Message);
-    case K_RESERVED:
-      return '""';
+/** A message's keys in field-number order (a oneof at its first member's place), with the reserved fields written. */
+type Slot = { key: string; field: DescField } | { key: string; field: undefined };
+const layouts = new WeakMap<DescMessage, Slot[]>();
+function layout(schema: DescMessage): Slot[] {
+  let slots = layouts.get(schema);
+  if (!slots) {
+    const numbered = schema.fields.map((f) => ({ n: f.oneof ? f.oneof.fields[0]!.number : f.number, slot: { key: JSON.stringify(f.name) + ':', field: f } as Slot }));
+    for (const r of RESERVED_FIELDS_WRITTEN[schema.typeName] ?? []) numbered.push({ n: r.number, slot: { key: JSON.stringify(r.name) + ':', field: undefined } });
+    slots = numbered.sort((x, y) => x.n - y.n).map((e) => e.slot);
+    layouts.set(schema, slots);
   }
-  throw new Error(`unsupported value kind ${kind}`);
+  return slots;
 }
 
-function writeWkt(plan: MessagePlan, msg: Message): string {
-  return JSON.stringify(toJson(plan.schema, msg));
+/** JSON text of one toJson value of a field's element: 64-bit integers as bare digits, messages walked. */
+function elementText(f: DescField, v: JsonValue): string {
+  const { scalar, message } = f as { scalar?: ScalarType; message?: DescMessage };
+  if (scalar !== undefined && INT64_TYPES.has(scalar) && typeof v === 'string' && INT_TEXT.test(v)) return v;
+  if (message && !WKT_CUSTOM.has(message.typeName)) return messageText(message, v as JsonObject);
+  return JSON.stringify(v);
 }
 
-const EMPTY: Record<string, unknown> = Object.freeze({});
+/** Messages whose zero text is being written, so a message that contains itself ends in `{}`. */
+const writingZero = new Set<DescMessage>();
+const zeros = new WeakMap<DescMessage, string>();
 
-/** JSON of a message with no field set: every field at its zero value, recursively. */
-function zeroOf(plan: MessagePlan): string {
-  if (plan.zero !== undefined) return plan.zero;
-  // A message that contains itself: its inner occurrence is written as `{}`.
-  if (plan.computingZero) return '{}';
-  plan.computingZero = true;
-  try {
-    let z: string;
-    if (plan.wkt) {
-      try {
-        z = writeWkt(plan, create(plan.schema));
-      } catch {
-        z = 'null'; // google.protobuf.Value without a kind has no JSON form but null
-      }
-    } else {
-      z = writeMessage(plan, EMPTY);
+/** JSON of a field that toJson left out (explicit presence, unset): its zero value, a message's recursively. */
+function zeroText(f: DescField): string {
+  if (f.fieldKind === 'message') {
+    const m = f.message;
+    let z = zeros.get(m);
+    if (z !== undefined) return z;
+    if (writingZero.has(m)) return '{}';
+    writingZero.add(m);
+    try {
+      z = WKT_CUSTOM.has(m.typeName) ? wktZero(m) : messageText(m, toJson(m, create(m), TO_JSON) as JsonObject);
+    } finally {
+      writingZero.delete(m);
     }
-    plan.zero = z;
+    zeros.set(m, z);
     return z;
-  } finally {
-    plan.computingZero = false;
+  }
+  if (f.fieldKind === 'enum') return JSON.stringify(enumToJson(f.enum, 0));
+  if (f.fieldKind === 'list') return '[]';
+  if (f.fieldKind === 'map') return '{}';
+  return f.scalar === ScalarType.BOOL ? 'false' : f.scalar === ScalarType.STRING || f.scalar === ScalarType.BYTES ? '""' : '0';
+}
+
+function wktZero(m: DescMessage): string {
+  try {
+    return JSON.stringify(toJson(m, create(m)));
+  } catch {
+    return 'null'; // google.protobuf.Value without a kind has no JSON form but null
   }
 }
 
-function writeMessage(plan: MessagePlan, msg: Record<string, unknown>): string {
-  const entries = plan.entries;
-  let s = '{';
-  let first = true;
-  for (let i = 0; i < entries.length; i++) {
-    const fp = entries[i]!;
+function messageText(schema: DescMessage, json: JsonObject): string {
+  let s = '';
+  for (const { key, field: f } of layout(schema)) {
     let part: string;
-    if (fp.oneofMembers !== null) {
-      // A oneof group: only the member that is set.
-      const o = msg[fp.local] as { case?: string; value?: unknown } | undefined;
-      if (o == null || o.case === undefined) continue;
-      const mp = fp.oneofMembers.get(o.case);
-      if (mp === undefined) continue;
-      part = mp.key + writeValue(mp.kind, o.value, mp);
-    } else if (fp.container === C_SINGLE) {
-      part = fp.key + writeValue(fp.kind, msg[fp.local], fp);
-    } else if (fp.container === C_LIST) {
-      const list = msg[fp.local];
-      if (!Array.isArray(list) || list.length === 0) {
-        part = fp.key + '[]';
+    if (f === undefined) {
+      part = '""';
+    } else {
+      const v = json[f.name];
+      if (v === undefined) {
+        if (f.oneof) continue; // only the member that is set
+        part = zeroText(f);
+      } else if (f.fieldKind === 'list') {
+        part = '[' + (v as JsonValue[]).map((e) => elementText(f, e)).join(',') + ']';
+      } else if (f.fieldKind === 'map') {
+        part = '{' + Object.entries(v as JsonObject).map(([k, e]) => JSON.stringify(k) + ':' + elementText(f, e)).join(',') + '}';
       } else {
-        const kind = fp.kind;
-        part = fp.key + '[' + writeValue(kind, list[0], fp);
-        for (let j = 1; j < list.length; j++) part += ',' + writeValue(kind, list[j], fp);
-        part += ']';
+        part = elementText(f, v);
       }
-    } else {
-      const map = msg[fp.local] as Record<string, unknown> | undefined;
-      part = fp.key + '{';
-      if (map != null) {
-        let firstKey = true;
-        for (const k of Object.keys(map)) {
-          part += (firstKey ? '' : ',') + JSON.stringify(k) + ':' + writeValue(fp.kind, map[k], fp);
-          firstKey = false;
-        }
-      }
-      part += '}';
     }
-    if (first) {
-      s += part;
-      first = false;
-    } else {
-      s += ',' + part;
-    }
+    s += (s === '' ? '' : ',') + key + part;
   }
-  return s + '}';
+  return '{' + s + '}';
 }
 
 /**
- * Writes `message` as the spec's JSON: proto field names, 64-bit integers as
- * bare JSON numbers with their exact digits, bytes as standard base64, every
- * field present (an unset message as its zero message, recursively), only the
- * set member of a oneof. Standard proto3 JSON parsers accept the output.
+ * Writes `message` as the spec's JSON: protobuf-es toJson with proto field
+ * names and implicit fields, then 64-bit integers as bare JSON numbers with
+ * their exact digits, an unset message as its zero message (recursively) and
+ * ev-node's reserved header fields in their place. Bytes are standard base64;
+ * only the set member of a oneof is written. Standard proto3 JSON parsers
+ * accept the output.
  */
 export function writeSpecJson(schema: DescMessage, message: Message): string {
   if (message.$typeName !== schema.typeName) {
     throw new Error(`writeSpecJson: message ${message.$typeName} is not a ${schema.typeName}`);
   }
-  const plan = planFor(schema);
-  if (plan.wkt) return writeWkt(plan, message);
-  try {
-    return writeMessage(plan, message as unknown as Record<string, unknown>);
-  } finally {
-    lastArrayBuffer = null;
-    lastBuffer = null;
-  }
+  const json = toJson(schema, message, TO_JSON);
+  return WKT_CUSTOM.has(schema.typeName) ? JSON.stringify(json) : messageText(schema, json as JsonObject);
 }
 
 /**
@@ -463,105 +262,29 @@ interface Ctx {
   path: (string | number)[];
 }
 
+/**
+ * Scans the request text (once, on first need): rejects duplicate object keys
+ * and records the raw text of number tokens whose double may differ from what
+ * was written (fractions, exponents, magnitudes ≥ 2^53), by JSON path.
+ */
 function scan(ctx: Ctx): void {
-  if (!ctx.scanned) {
-    ctx.scanned = true;
-    ctx.raws = scanJson(ctx.text);
-  }
+  if (ctx.scanned) return;
+  ctx.scanned = true;
+  scanJson(ctx.text, {
+    duplicateKey: (key) => {
+      throw invalid(`duplicate key ${fmt(key)} in request body`);
+    },
+    number: (start, end, path) => {
+      const token = ctx.text.slice(start, end);
+      if (INT_TEXT.test(token) && Number.isSafeInteger(Number(token))) return;
+      (ctx.raws ??= new Map()).set(JSON.stringify(path()), token);
+    },
+  });
 }
 
 function rawAt(ctx: Ctx): string | undefined {
   scan(ctx);
   return ctx.raws?.get(JSON.stringify(ctx.path));
-}
-
-/**
- * Scans JSON text that JSON.parse has accepted: rejects duplicate object keys
- * (JSON.parse silently keeps the last) and records the raw text of number
- * tokens whose double may differ from what was written (fractions, exponents,
- * magnitudes ≥ 2^53), keyed by their JSON path.
- */
-function scanJson(text: string): Map<string, string> | undefined {
-  interface Frame {
-    obj: boolean;
-    keys: Set<string> | null;
-    key: string;
-    index: number;
-  }
-  const stack: Frame[] = [];
-  let expectKey = false;
-  let raws: Map<string, string> | undefined;
-  const n = text.length;
-  let i = 0;
-  while (i < n) {
-    const c = text.charCodeAt(i);
-    if (c === 0x7b /* { */) {
-      stack.push({ obj: true, keys: new Set(), key: '', index: 0 });
-      expectKey = true;
-      i++;
-    } else if (c === 0x5b /* [ */) {
-      stack.push({ obj: false, keys: null, key: '', index: 0 });
-      expectKey = false;
-      i++;
-    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
-      stack.pop();
-      expectKey = false;
-      i++;
-    } else if (c === 0x2c /* , */) {
-      const top = stack[stack.length - 1];
-      if (top) {
-        if (top.obj) expectKey = true;
-        else top.index++;
-      }
-      i++;
-    } else if (c === 0x22 /* " */) {
-      const start = i++;
-      let escaped = false;
-      while (i < n) {
-        const d = text.charCodeAt(i);
-        if (d === 0x5c /* \ */) {
-          escaped = true;
-          i += 2;
-          continue;
-        }
-        if (d === 0x22) break;
-        i++;
-      }
-      const end = i++;
-      const top = stack[stack.length - 1];
-      if (expectKey && top && top.keys) {
-        const key = escaped ? (JSON.parse(text.slice(start, end + 1)) as string) : text.slice(start + 1, end);
-        if (top.keys.has(key)) throw invalid(`duplicate key ${fmt(key)} in request body`);
-        top.keys.add(key);
-        top.key = key;
-        expectKey = false;
-      }
-    } else if (c === 0x2d /* - */ || (c >= 0x30 && c <= 0x39)) {
-      const start = i++;
-      let plain = true;
-      while (i < n) {
-        const d = text.charCodeAt(i);
-        if (d >= 0x30 && d <= 0x39) {
-          i++;
-        } else if (d === 0x2e || d === 0x65 || d === 0x45 || d === 0x2b || d === 0x2d) {
-          plain = false;
-          i++;
-        } else {
-          break;
-        }
-      }
-      if (!plain || i - start >= 16) {
-        const tok = text.slice(start, i);
-        if (!plain || !Number.isSafeInteger(Number(tok))) {
-          raws ??= new Map();
-          raws.set(JSON.stringify(stack.map((f) => (f.obj ? f.key : f.index))), tok);
-        }
-      }
-    } else {
-      i++;
-    }
-  }
-  return raws;
 }
 
 const fieldsByJsonKey = new WeakMap<DescMessage, Map<string, DescField>>();
@@ -818,60 +541,21 @@ export function getBlockSelector(req: GetBlockRequest): BlockSelector {
 // Errors
 // ---------------------------------------------------------------------------
 
-/** HTTP status per code: the Connect protocol spec's error-code table. */
-const HTTP_STATUS: Record<number, number> = {
-  [Code.Canceled]: 499,
-  [Code.Unknown]: 500,
-  [Code.InvalidArgument]: 400,
-  [Code.DeadlineExceeded]: 504,
-  [Code.NotFound]: 404,
-  [Code.AlreadyExists]: 409,
-  [Code.PermissionDenied]: 403,
-  [Code.ResourceExhausted]: 429,
-  [Code.FailedPrecondition]: 400,
-  [Code.Aborted]: 409,
-  [Code.OutOfRange]: 400,
-  [Code.Unimplemented]: 501,
-  [Code.Internal]: 500,
-  [Code.Unavailable]: 503,
-  [Code.DataLoss]: 500,
-  [Code.Unauthenticated]: 401,
-};
-
-/** Connect's snake_case name of a code ("not_found"); an unknown code is "unknown". */
+/** Connect's snake_case name of a code ("not_found"); a code Connect does not know is "unknown". */
 export function connectCodeName(code: Code): string {
-  const name = (Code as unknown as Record<number, string | undefined>)[code];
-  if (typeof name !== 'string' || HTTP_STATUS[code] === undefined) return 'unknown';
-  return name[0]!.toLowerCase() + name.slice(1).replace(/[A-Z]/g, (c) => '_' + c.toLowerCase());
-}
-
-/** Unpadded standard base64, as Connect writes error detail values. */
-function b64Raw(bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64').replace(/=+$/, '');
+  return codeToString(Code[code] === undefined ? Code.Unknown : code);
 }
 
 /**
  * The Connect protocol's unary error: the HTTP status for the code and the body
- * `{"code":"not_found","message":"…"}` (the message without ConnectError's
- * "[code] " prefix; details, if any, as `{"type","value"}` with unpadded base64).
+ * `{"code":"not_found","message":"…"}` — Connect's own errorToJson and
+ * codeToHttpStatus (@connectrpc/connect/protocol-connect), except that the
+ * message is always present and a detail the server made carries no `debug`.
  */
 export function connectErrorJson(err: ConnectError): { status: number; body: string } {
-  const status = HTTP_STATUS[err.code] ?? 500;
-  let body = '{"code":' + JSON.stringify(connectCodeName(err.code)) + ',"message":' + JSON.stringify(err.rawMessage ?? '');
-  const details: string[] = [];
-  for (const d of err.details) {
-    try {
-      if ('desc' in d) {
-        details.push(JSON.stringify({ type: d.desc.typeName, value: b64Raw(toBinary(d.desc, create(d.desc, d.value))) }));
-      } else {
-        const o: { type: string; value: string; debug?: unknown } = { type: d.type, value: b64Raw(d.value) };
-        if (d.debug !== undefined) o.debug = d.debug;
-        details.push(JSON.stringify(o));
-      }
-    } catch {
-      // A detail that cannot be written is left out rather than losing the error.
-    }
-  }
-  if (details.length > 0) body += ',"details":[' + details.join(',') + ']';
-  return { status, body: body + '}' };
+  const code = Code[err.code] === undefined ? Code.Unknown : err.code;
+  const { details } = errorToJson(err, undefined) as { details?: JsonObject[] };
+  const body: JsonObject = { code: codeToString(code), message: err.rawMessage };
+  if (details) body.details = details.map((d, i) => ('desc' in err.details[i]! ? { type: d.type!, value: d.value! } : d));
+  return { status: codeToHttpStatus(code), body: JSON.stringify(body) };
 }

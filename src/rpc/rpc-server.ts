@@ -1,13 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
-import { fromBinary, toBinary, type DescMessage } from '@bufbuild/protobuf';
 import { Code, ConnectError } from '@connectrpc/connect';
+import { compressionNegotiate } from '@connectrpc/connect/protocol';
+import { headerTimeout, headerUnaryEncoding, parseTimeout } from '@connectrpc/connect/protocol-connect';
 import { TxBackpressureError, TxRejectedError } from '../exec/index.js';
 import type { Logger } from '../log/index.js';
 import { ConfigService, P2PService, StoreService, txHash } from '../types/index.js';
 import type { HealthReport, RpcBackend } from './backend.js';
 import { BlockJsonCache } from './block-json-cache.js';
-import { connectAdapter } from './connect-adapter.js';
+import { ACCEPT_COMPRESSION, connectAdapter } from './connect-adapter.js';
 import type { GuardedServer } from './guard.js';
 import { BodyTooLargeError, ClientGoneError, readBody } from './http.js';
 import { p2pService } from './p2p-service.js';
@@ -26,7 +27,7 @@ const BLOCK_JSON_CACHE_BYTES = 32 * 1024 * 1024;
 
 const JSON_TYPE = /^application\/json\s*(;|$)/i;
 const PROTO_TYPE = /^application\/proto\s*(;|$)/i;
-/** gRPC, gRPC-Web and Connect streaming: connect-node's own codecs. */
+/** gRPC, gRPC-Web and Connect streaming: connect-node's own codecs (as is Connect unary binary). */
 const STREAM_TYPE = /^application\/(grpc|grpc-web|connect\+)/i;
 const ACCEPTED_TYPES =
   'send POST with Content-Type application/json or application/proto (Connect unary), application/grpc[+proto] (gRPC) or application/grpc-web[+proto] (gRPC-Web)';
@@ -50,21 +51,14 @@ const isConnectPath = (path: string) => path.startsWith('/node.v1.') || path.sta
 /** The routes besides the Connect services' (see handle()). */
 const FIXED_ROUTES = new Set(['/health/live', '/health/ready', '/genesis', '/tx', '/node_info']);
 
-function decodeProto(schema: DescMessage, body: Uint8Array) {
-  try {
-    return fromBinary(schema, body);
-  } catch (err) {
-    throw new ConnectError(`request body is not a valid ${schema.typeName} in binary protobuf: ${(err as Error).message}`, Code.InvalidArgument);
-  }
-}
-
 /**
  * The RPC listener (127.0.0.1:7331): the Connect services, health, `/node_info`
  * (as the status listener serves it, without the JSON-RPC envelope), and the kv
  * machine's `/tx` and `/kv/<key>`.
  *
  * Connect's unary JSON is answered here by a writer that follows the spec's
- * JSON to the letter (DESIGN.md §7); binary, gRPC and gRPC-Web go to connect-node.
+ * JSON to the letter (DESIGN.md §7); Connect binary, gRPC and gRPC-Web go to
+ * connect-node (compression, connect-timeout-ms and grpc-timeout are its own).
  */
 export class RpcServer implements GuardedServer {
   readonly maxBodyBytes = MAX_REQUEST_BYTES;
@@ -126,11 +120,9 @@ export class RpcServer implements GuardedServer {
     const path = pathOf(req);
     const route = this.routes.get(path);
     const contentType = String(req.headers['content-type'] ?? '');
-    if (route && req.method === 'POST' && (JSON_TYPE.test(contentType) || PROTO_TYPE.test(contentType))) {
-      return this.unary(route, JSON_TYPE.test(contentType) ? 'json' : 'proto', req, res);
-    }
+    if (route && req.method === 'POST' && JSON_TYPE.test(contentType)) return this.unary(route, req, res);
     // connect-node answers these with a bare 415 or 405: say what we take instead.
-    if (route && !STREAM_TYPE.test(contentType)) {
+    if (route && (req.method !== 'POST' || !(PROTO_TYPE.test(contentType) || STREAM_TYPE.test(contentType)))) {
       const wrong =
         req.method !== 'POST'
           ? { status: 405, message: `${path} takes POST, not ${req.method}` }
@@ -147,11 +139,12 @@ export class RpcServer implements GuardedServer {
   }
 
   /**
-   * Connect unary over JSON or binary protobuf. Answered here rather than by
-   * connect-node so JSON follows the spec's shape and a body that does not
-   * decode is invalid_argument (connect-node reports it as internal).
+   * Connect unary over JSON. Answered here rather than by connect-node so JSON
+   * follows the spec's shape (64-bit integers as numbers, every field written).
+   * A gzip or br body is taken; connect-timeout-ms is checked but not enforced
+   * (the handlers only read the store).
    */
-  private async unary(route: UnaryRoute, codec: 'json' | 'proto', req: Req, res: Res): Promise<void> {
+  private async unary(route: UnaryRoute, req: Req, res: Res): Promise<void> {
     let body: Buffer;
     try {
       body = await readBody(req, MAX_REQUEST_BYTES);
@@ -161,14 +154,14 @@ export class RpcServer implements GuardedServer {
       throw err;
     }
     try {
-      const input = codec === 'json' ? parseSpecJsonRequest(route.input, body) : decodeProto(route.input, body);
-      if (codec === 'json') {
-        return sendJson(res, 200, route.json ? await route.json(input as never) : writeSpecJson(route.output, (await route.call(input as never)) as never));
-      }
-      const output = await route.call(input as never);
-      const bytes = toBinary(route.output, output as never);
-      res.writeHead(200, { 'content-type': 'application/proto', 'content-length': bytes.length });
-      res.end(bytes);
+      // Connect's headers as connect-node reads them (protocol-connect/handler-factory.js): a compressed body, a deadline.
+      const header = (name: string) => String(req.headers[name.toLowerCase()] ?? '') || null;
+      const compression = compressionNegotiate(ACCEPT_COMPRESSION, header(headerUnaryEncoding), null, 'accept-encoding');
+      const timeout = parseTimeout(header(headerTimeout), Number.MAX_SAFE_INTEGER);
+      if (compression.error ?? timeout.error) throw compression.error ?? timeout.error;
+      if (compression.request) body = Buffer.from(await compression.request.decompress(body, MAX_REQUEST_BYTES));
+      const input = parseSpecJsonRequest(route.input, body);
+      sendJson(res, 200, route.json ? await route.json(input as never) : writeSpecJson(route.output, (await route.call(input as never)) as never));
     } catch (err) {
       if (!(err instanceof ConnectError)) throw err;
       const { status, body } = connectErrorJson(err);

@@ -1,3 +1,5 @@
+import { scanJson } from './json-scan.js';
+
 /** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -29,6 +31,8 @@ export const isAbortError = (err: unknown, signal: AbortSignal) => signal.aborte
 /** Current time as Unix nanoseconds. */
 export const nowNanos = (): bigint => BigInt(Date.now()) * 1_000_000n;
 
+export { scanJson, type JsonScan } from './json-scan.js';
+
 export const toBase64 = (b: Uint8Array) => Buffer.from(b).toString('base64');
 export const toHex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 
@@ -40,25 +44,15 @@ export const toHex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 export function parseJsonExact(text: string): unknown {
   let out = '';
   let last = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 0x5c) i++;
-      else if (c === 0x22) inString = false;
-    } else if (c === 0x22) {
-      inString = true;
-    } else if ((c >= 0x30 && c <= 0x39) || c === 0x2d) {
-      let j = i + 1;
-      while (j < text.length && /[0-9.eE+-]/.test(text[j]!)) j++;
-      const token = text.slice(i, j);
+  scanJson(text, {
+    number: (start, end) => {
+      const token = text.slice(start, end);
       if (/^-?\d{16,}$/.test(token) && !Number.isSafeInteger(Number(token))) {
-        out += text.slice(last, i) + `"${token}"`;
-        last = j;
+        out += text.slice(last, start) + `"${token}"`;
+        last = end;
       }
-      i = j - 1;
-    }
-  }
+    },
+  });
   return JSON.parse(out + text.slice(last));
 }
 

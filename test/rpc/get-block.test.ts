@@ -1,5 +1,6 @@
 import { join } from 'node:path';
-import { create } from '@bufbuild/protobuf';
+import { gzipSync } from 'node:zlib';
+import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { afterEach, describe, expect, it } from 'vitest';
 import { nodeListenerMove } from '../../src/config/index.js';
 import { silentLogger } from '../../src/log/index.js';
@@ -9,7 +10,7 @@ import { listen } from '../../src/rpc/listen.js';
 import { RpcServer } from '../../src/rpc/rpc-server.js';
 import type { RpcBackend } from '../../src/rpc/backend.js';
 import { BlockStore, decodeStoredBlock } from '../../src/store/index.js';
-import { Ed25519Key, GetBlockResponseSchema, StateSchema, headerHash } from '../../src/types/index.js';
+import { Ed25519Key, GetBlockRequestSchema, GetBlockResponseSchema, StateSchema, headerHash } from '../../src/types/index.js';
 import { sampleBlock } from '../helpers/blocks.js';
 import { getBlockJson, tempHome } from '../helpers/daemon.js';
 
@@ -79,6 +80,48 @@ describe('GetBlock JSON answers', () => {
     expect(byHash.text).toBe(await uncachedJson(store, 1n));
     const missing = await getBlockJson(rpc, { height: 3 });
     expect([missing.status, missing.json.message]).toEqual([404, 'no block at height 3 (latest is 2)']);
+  });
+});
+
+describe('GetBlock with Connect headers', () => {
+  const request = (height: bigint) => toBinary(GetBlockRequestSchema, create(GetBlockRequestSchema, { identifier: { case: 'height', value: height } }));
+  /** Connect unary: application/proto goes to connect-node, application/json to the spec's JSON path. */
+  const post = (rpc: string, contentType: string, headers: Record<string, string>, body: Uint8Array | string) =>
+    fetch(rpc + '/node.v1.StoreService/GetBlock', { method: 'POST', headers: { 'content-type': contentType, ...headers }, body });
+
+  it('takes a gzip-compressed binary request (Content-Encoding: gzip)', async () => {
+    const { store, rpc } = await serve();
+    await commit(store, 1n);
+    const res = await post(rpc, 'application/proto', { 'content-encoding': 'gzip' }, gzipSync(request(1n)));
+    expect(res.status, res.headers.get('content-type') ?? '').toBe(200);
+    const answer = fromBinary(GetBlockResponseSchema, new Uint8Array(await res.arrayBuffer()));
+    expect(answer.block?.header?.header?.height).toBe(1n);
+    // The same bytes without the header do not decode: invalid_argument (connect-go's answer), not internal.
+    const bare = await post(rpc, 'application/proto', {}, gzipSync(request(1n)));
+    expect(bare.status).toBe(400);
+    expect(await bare.json()).toMatchObject({ code: 'invalid_argument', message: expect.stringMatching(/^parse binary:/) });
+  });
+
+  it('takes a gzip-compressed JSON request and refuses an unknown encoding', async () => {
+    const { store, rpc } = await serve();
+    await commit(store, 1n);
+    const res = await post(rpc, 'application/json', { 'content-encoding': 'gzip' }, gzipSync('{"height":1}'));
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe(await uncachedJson(store, 1n));
+    const odd = await post(rpc, 'application/json', { 'content-encoding': 'lz4' }, '{"height":1}');
+    expect(odd.status).toBe(501);
+    expect(await odd.json()).toMatchObject({ code: 'unimplemented', message: expect.stringMatching(/unknown compression "lz4"/) });
+  });
+
+  it('reads connect-timeout-ms, binary and JSON: a deadline is taken, a malformed one refused', async () => {
+    const { store, rpc } = await serve();
+    await commit(store, 1n);
+    for (const [contentType, body] of [['application/proto', request(1n)], ['application/json', '{"height":1}']] as const) {
+      expect((await post(rpc, contentType, { 'connect-timeout-ms': '60000' }, body)).status, contentType).toBe(200);
+      const bad = await post(rpc, contentType, { 'connect-timeout-ms': 'soon' }, body);
+      expect(bad.status, contentType).toBe(400);
+      expect(await bad.json()).toMatchObject({ code: 'invalid_argument', message: expect.stringMatching(/invalid connect timeout value: soon/) });
+    }
   });
 });
 
