@@ -13,7 +13,7 @@ export default class DaServe extends NodedCommand {
 
 It answers as celestia-node does, so client bugs show here first: go-jsonrpc's status codes and error texts (a GET elsewhere is HTTP 400), a gas price estimated at ${DEFAULT_ESTIMATED_GAS_PRICE} utia and refused above the TxConfig's max_gas_price (0 = the default cap, ${DEFAULT_MAX_GAS_PRICE}), Go's decoding errors for ill-typed TxConfig fields, and null for a height without blobs. With --token, a wrong token is HTTP 401 and none at all gets "missing permission to invoke '<Method>' (need '<perm>')".
 
-Point nodes at it with --node.da.address http://<listen> (and --node.da.auth_token when --token is given), and --node.da.inclusion_window 1: it includes what it takes in its next block, so a node whose answer was lost need watch only one block before posting again. A node with da.local serves the same DA from its own process instead, with da.block_time from node.yml; here the block time is --block-time (default 1s).
+Point nodes at it with --node.da.address http://<listen> (and --node.da.auth_token when --token is given), and --node.da.inclusion_window 1 (it includes what it takes in its next block, so a node whose answer was lost need watch only one block before posting again). A node with da.local serves the same DA from its own process instead, with da.block_time from node.yml; here the block time is --block-time (default 1s).
 
 --admin opens a second listener for tests: GET/POST /faults (refuse, delayMs, dropSubmitAnswers, slowSubmitAnswersMs, notSynced, submitError, submitErrorCount, balance, estimatedGasPrice) and GET /submissions. With --token it requires "Authorization: Bearer <token>" too; without one it must listen on a loopback address (127.0.0.1, ::1, localhost), or da serve exits 2.
 

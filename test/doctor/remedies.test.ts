@@ -115,7 +115,7 @@ const LISTENER_KEYS: ConfigPath[] = ['rpc.address', 'rpc.status_address', 'p2p.l
 
 describe('the suggestion helper', () => {
   it('the default ports are the schema\'s', () => {
-    expect([...defaultPorts()].sort((a, b) => a - b)).toEqual([7331, 7676, 8545, 8551, 26657, 26658, 26659, 26660]);
+    expect([...defaultPorts()].sort((a, b) => a - b)).toEqual([7331, 7676, 8545, 8551, 26657, 26658, 26659, 26660, 50051]);
   });
 
   it.each(LISTENER_KEYS)('moving %s off its default port: a free port that is no default, in the form the key takes', async (path) => {

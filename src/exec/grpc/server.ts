@@ -116,7 +116,7 @@ export class ExecutorServer {
       if (path === '/health') return text(plain, 200, 'ok');
       if (path === '/tx') {
         submitTx(opts.machine, req as IncomingMessage, plain).catch((err) => {
-          opts.logger.error({ err }, 'POST /tx failed');
+          opts.logger.error({ code: 'EXEC_TX_FAILED', err }, 'POST /tx failed');
           if (!plain.headersSent) text(plain, 500, 'internal error');
         });
         return;
