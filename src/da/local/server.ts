@@ -73,7 +73,7 @@ interface RpcRequest {
 function asRequest(msg: unknown): RpcRequest | undefined {
   if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) return undefined;
   const method = (msg as { method?: unknown }).method;
-  return method === undefined || method === null || typeof method === 'string' ? (msg) : undefined;
+  return method === undefined || method === null || typeof method === 'string' ? msg : undefined;
 }
 
 /** What a request may call: celestia-node grants all with a valid token (or without auth), only `public` without one. */
