@@ -94,5 +94,5 @@ if (positionals.length === 0) {
   process.exit(2);
 }
 for (const file of positionals) {
-  process.stdout.write(`== ${file}\n${summarize(JSON.parse(readFileSync(file, 'utf8')), Number(values.top))}\n\n`);
+  process.stdout.write(`== ${file}\n${summarize(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile, Number(values.top))}\n\n`);
 }

@@ -56,7 +56,7 @@ function parseOptions(): { quick: boolean; nodedOnly: boolean; benches: Bench[] 
   const unknown = names.filter((n) => !BENCHES.some((b) => b.name === n));
   if (unknown.length) throw new UsageError(`unknown benchmark ${unknown.join(', ')}; choose from ${BENCHES.map((b) => b.name).join(', ')}`);
   const benches = names.length ? BENCHES.filter((b) => names.includes(b.name)) : BENCHES;
-  return { quick: values.quick!, nodedOnly: values['noded-only']!, benches };
+  return { quick: values.quick, nodedOnly: values['noded-only'], benches };
 }
 
 class UsageError extends Error {}

@@ -10,9 +10,9 @@ export default function buildDist(): void {
   const root = fileURLToPath(new URL('..', import.meta.url));
   const tsc = fileURLToPath(new URL('../node_modules/typescript/bin/tsc', import.meta.url));
   try {
-    execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'pipe' });
+    execFileSync(process.execPath, [tsc, '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'pipe', encoding: 'utf8' });
   } catch (err) {
-    const e = err as { stdout?: Buffer; stderr?: Buffer };
+    const e = err as { stdout?: string; stderr?: string };
     throw new Error(`the build of dist/ failed, so no test would run today's sources:\n${e.stdout ?? ''}${e.stderr ?? ''}`);
   }
 }

@@ -53,7 +53,7 @@ async function fillPool(chain: Chain, count: number): Promise<void> {
  */
 async function elAlone(chain: Chain, poolTxs: number): Promise<number> {
   const { engine } = chain;
-  let head = (await engine.call<{ hash: Hex; timestamp: Hex }>('eth_getBlockByNumber', ['latest', false]))!;
+  let head = await engine.call<{ hash: Hex; timestamp: Hex }>('eth_getBlockByNumber', ['latest', false]);
   let timestamp = BigInt(head.timestamp);
   let txs = 0;
   const start = Date.now();

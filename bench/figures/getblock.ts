@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Bench, BenchOptions } from '../lib/figure.js';
-import { createAggregatorHome, makeTxs, nextBlock, openNode, startProducing, withDeadline } from '../lib/node.js';
+import { admit, createAggregatorHome, makeTxs, nextBlock, openNode, startProducing, withDeadline } from '../lib/node.js';
 import { row } from '../lib/report.js';
 import { interleave } from '../lib/rounds.js';
 import type { Scope } from '../lib/scope.js';
@@ -22,7 +22,7 @@ async function nodeWithBlock(scope: Scope): Promise<{ origin: string; height: bi
   // stays quiet, so block production does not share the core with the RPC being measured.
   const node = await openNode(home, { 'node.lazy_mode': true, 'node.lazy_block_interval': '1h' });
   scope.defer(() => node.close());
-  for (const tx of makeTxs(TXS, TX_BYTES, 'getblock')) node.executor.submitTx(tx);
+  await admit(node, makeTxs(TXS, TX_BYTES, 'getblock'));
   const block = nextBlock(node, (b) => b.data!.txs.length === TXS);
   const fatal = startProducing(node);
   const { header } = (await withDeadline(Promise.race([block, fatal]), 30_000, `a block of ${TXS} txs`)).header!;
@@ -35,7 +35,7 @@ async function fetchResponse(origin: string, body: string): Promise<Buffer> {
   const res = await fetch(origin + PATH, { method: 'POST', headers: HEADERS, body });
   const bytes = Buffer.from(await res.arrayBuffer());
   if (res.status !== 200) throw new Error(`GetBlock answered ${res.status}: ${bytes.toString()}`);
-  const txs = JSON.parse(bytes.toString()).block.data.txs.length;
+  const txs = (JSON.parse(bytes.toString()) as { block: { data: { txs: unknown[] } } }).block.data.txs.length;
   if (txs !== TXS) throw new Error(`GetBlock returned a block of ${txs} txs, expected ${TXS}`);
   return bytes;
 }

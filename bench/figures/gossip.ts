@@ -8,7 +8,7 @@ import type { Node } from '../../src/node/index.js';
 import { P2PHost, headerTopic } from '../../src/p2p/index.js';
 import { DataSchema, Ed25519Key, SignedHeaderSchema } from '../../src/types/index.js';
 import type { Bench, BenchOptions } from '../lib/figure.js';
-import { createAggregatorHome, makeTxs, openNode, startProducing, withDeadline } from '../lib/node.js';
+import { createAggregatorHome, makeTxs, openNode, startProducing, txFeeder, withDeadline } from '../lib/node.js';
 import { row } from '../lib/report.js';
 import { sample } from '../lib/rounds.js';
 import type { Scope } from '../lib/scope.js';
@@ -62,11 +62,10 @@ async function nodeLatencies(scope: Scope, blocks: number): Promise<{ latencies:
   });
   // Each block carries txs, so gossip moves real block bytes.
   let batch = 0;
-  const feed = setInterval(() => {
-    for (const tx of makeTxs(TXS_PER_BLOCK, TX_BYTES, `g${batch++}`)) agg.executor.submitTx(tx);
-  }, BLOCK_MS);
+  const feeder = txFeeder(agg);
+  const feed = setInterval(() => feeder.feed(makeTxs(TXS_PER_BLOCK, TX_BYTES, `g${batch++}`)), BLOCK_MS);
   scope.defer(() => clearInterval(feed));
-  const fatal = Promise.race([startProducing(agg), startProducing(full)]);
+  const fatal = Promise.race([startProducing(agg), startProducing(full), feeder.failed]);
   await withDeadline(Promise.race([done, fatal]), 120_000 + blocks * 200, `${blocks} blocks gossiped to the full node`);
   return { latencies: latencies.slice(0, blocks), blockBytes };
 }

@@ -9,7 +9,7 @@ import { exited, stopChild, type Scope } from '../lib/scope.js';
 async function rssAfter(scope: Scope, args: string[], idleMs: number): Promise<number> {
   const child = scope.spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d).slice(-4_000)));
+  child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-4_000)));
   const died = exited(child).then((code) => {
     throw new Error(`node ${args.join(' ')} exited with ${code} before it was measured:\n${stderr}`);
   });

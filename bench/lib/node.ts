@@ -12,7 +12,7 @@ import type { Scope } from './scope.js';
 export function packageRoot(): string {
   for (let url = new URL('./', import.meta.url); url.pathname !== '/'; url = new URL('../', url)) {
     try {
-      const pkg = JSON.parse(readFileSync(new URL('package.json', url), 'utf8'));
+      const pkg = JSON.parse(readFileSync(new URL('package.json', url), 'utf8')) as { name?: string };
       if (pkg.name === 'noded') return url.pathname;
     } catch {
       // No package.json here: go up.
@@ -21,7 +21,7 @@ export function packageRoot(): string {
   throw new Error('cannot find the noded package root above ' + import.meta.url);
 }
 
-const version = (): string => JSON.parse(readFileSync(`${packageRoot()}package.json`, 'utf8')).version;
+const version = (): string => (JSON.parse(readFileSync(`${packageRoot()}package.json`, 'utf8')) as { version: string }).version;
 
 export function createAggregatorHome(home: string): void {
   initHome({ home, chainId: 'bench-1', aggregator: true, force: false });
@@ -50,6 +50,25 @@ export function openNode(home: string, flags: ConfigFlags = {}, logger: Logger =
 }
 
 /** Starts production; a fatal production error rejects the returned promise. */
+/** Admits txs as `POST /tx` does, resolving once each is queued or refused (a synchronous executor's submitTx returns nothing). */
+export async function admit(node: Node, txs: Uint8Array[]): Promise<void> {
+  await Promise.all(
+    txs.map(async (tx) => {
+      await node.executor.submitTx(tx);
+    }),
+  );
+}
+
+/**
+ * Admits batches without waiting, for a figure that feeds txs as blocks go by;
+ * `failed` rejects with the first refusal, for the figure to race beside its producer.
+ */
+export function txFeeder(node: Node): { feed: (txs: Uint8Array[]) => void; failed: Promise<never> } {
+  let fail: (err: unknown) => void = () => undefined;
+  const failed = new Promise<never>((_, reject) => (fail = reject));
+  return { feed: (txs) => void admit(node, txs).catch(fail), failed };
+}
+
 export function startProducing(node: Node): Promise<never> {
   return new Promise((_, reject) => node.start(reject));
 }
@@ -107,24 +126,23 @@ export function createFullNodeHome(home: string, aggregatorHome: string): void {
  * admitting them (submitTx) is timed, as it is node work.
  */
 export async function produceFullBlocks(node: Node, blocks: number, txsPerBlock: number, txBytes: number, tag: string): Promise<number> {
-  let submit: (b: number) => void = () => undefined;
+  const feeder = txFeeder(node);
   const batches = Array.from({ length: blocks }, (_, b) => makeTxs(txsPerBlock, txBytes, `${tag}b${b}`));
   let committed = 0;
   const lastCommitAt = new Promise<number>((resolve, reject) => {
-    // Admission is asynchronous (the store's tx index is read); the producer waits for admissions under way.
-    submit = (b: number) => void Promise.all(batches[b]!.map((tx) => node.executor.submitTx(tx))).catch(reject);
     node.chain.onBlock((block) => {
       if (committed >= blocks) return; // the producer may finish one more block while closing
       if (block.data!.txs.length !== txsPerBlock) reject(new Error(`block with ${block.data!.txs.length} txs, expected ${txsPerBlock}`));
       committed++;
-      if (committed < blocks) submit(committed);
+      if (committed < blocks) feeder.feed(batches[committed]!);
       else resolve(performance.now());
     });
   });
-  submit(0);
+  // Admission is asynchronous (the store's tx index is read); the producer waits for admissions under way.
+  feeder.feed(batches[0]!);
   const start = performance.now();
   // Far slower than any healthy run (5 blocks/s), so it only trips when production stalls.
-  const end = await withDeadline(Promise.race([lastCommitAt, startProducing(node)]), 30_000 + blocks * 200, `${blocks} blocks (${committed} so far)`);
+  const end = await withDeadline(Promise.race([lastCommitAt, startProducing(node), feeder.failed]), 30_000 + blocks * 200, `${blocks} blocks (${committed} so far)`);
   return blocks / ((end - start) / 1000);
 }
 

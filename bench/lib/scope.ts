@@ -17,9 +17,10 @@ export function killLiveChildren(): void {
  * reverse order by `close()` — in a `finally`, so an error still releases them.
  */
 export class Scope {
-  private readonly releases: Array<() => Promise<unknown> | unknown> = [];
+  private readonly releases: Array<() => unknown> = [];
 
-  defer(release: () => Promise<unknown> | unknown): void {
+  /** `release` may return a promise: close() awaits it. */
+  defer(release: () => unknown): void {
     this.releases.push(release);
   }
 

@@ -97,13 +97,13 @@ export class NodeClient {
   async callJson(path: string, body: unknown): Promise<string> {
     const res = await this.send(`${this.rpcUrl}${path}`, {
       method: 'POST',
-      body: JSON.stringify(body, (_k, v) => (typeof v === 'bigint' ? v.toString() : v)),
+      body: JSON.stringify(body, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)),
       headers: { 'content-type': 'application/json' },
     });
     if (res.status !== 200) {
       let parsed: { code?: string; message?: string } = {};
       try {
-        parsed = JSON.parse(res.text);
+        parsed = JSON.parse(res.text) as typeof parsed;
       } catch {
         // Not a Connect error body; report the status alone.
       }

@@ -33,7 +33,7 @@ function readKeys(): ConfigKey[] {
     // `supervise:` is a list of entries, not keys: it has no flags or env vars.
     const inner = sectionWithDefault.unwrap();
     if (!(inner instanceof z.ZodObject)) continue;
-    const fields = inner.shape;
+    const fields = inner.shape as Record<string, z.ZodType>;
     for (const [key, schema] of Object.entries(fields)) {
       const info = fieldInfo.get(schema);
       if (!info || !schema.description) throw new Error(`config schema: ${section}.${key} was not built by a field helper`);

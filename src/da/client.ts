@@ -99,7 +99,7 @@ export class DaClient {
     }
     let rpc: { result?: T; error?: { code: number; message: string } };
     try {
-      rpc = JSON.parse(text);
+      rpc = JSON.parse(text) as typeof rpc;
     } catch {
       // Not the DA node's own answer (a proxy's, say): it may have passed the request on.
       throw new DaError(`${method} to ${where}: HTTP ${status}, not a JSON-RPC answer: ${text.slice(0, 200)}`, 'other', undefined, 'unknown');

@@ -101,7 +101,8 @@ export class DashboardFeed {
     this.running = true;
     const tick = async () => {
       await this.refresh();
-      if (this.running) this.timer = setTimeout(tick, this.opts.intervalMs);
+      // refresh() keeps a failed read as the feed's problem and never rejects: the tick is fire-and-forget.
+      if (this.running) this.timer = setTimeout(() => void tick(), this.opts.intervalMs);
     };
     void tick();
   }

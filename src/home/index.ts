@@ -70,7 +70,7 @@ function writeKeyFile(path: string, key: Ed25519Key, extra: Record<string, strin
 function readJson(path: string, what: string): Record<string, unknown> {
   if (!existsSync(path)) throw new HomeError(`${what} ${path} is missing; run \`noded init\` to create the home`, 'HOME_MISSING');
   try {
-    return JSON.parse(readFileSync(path, 'utf8'));
+    return JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
   } catch (err) {
     throw new HomeError(`${what} ${path} is not valid JSON: ${(err as Error).message}`, 'HOME_INVALID');
   }
@@ -78,7 +78,7 @@ function readJson(path: string, what: string): Record<string, unknown> {
 
 function readKeyFile(path: string, what: string): Ed25519Key {
   const body = readJson(path, what);
-  const seed = Buffer.from(String(body.priv_key ?? ''), 'base64');
+  const seed = Buffer.from(typeof body.priv_key === 'string' ? body.priv_key : '', 'base64');
   if (body.type !== 'ed25519' || seed.length !== 32) {
     throw new HomeError(`${what} ${path} must hold an ed25519 key: {"type":"ed25519","priv_key":"<base64 of 32 bytes>"}`, 'HOME_INVALID');
   }
@@ -105,7 +105,7 @@ export function parseGenesisObject(g: Record<string, unknown>, what: string): Ge
   const chainId = typeof g.chain_id === 'string' && g.chain_id ? g.chain_id : (problems.push('chain_id: expected a non-empty string'), '');
   const startMs = Date.parse(String(g.start_time));
   if (Number.isNaN(startMs)) problems.push(`start_time: got ${JSON.stringify(g.start_time)}, expected an RFC 3339 time`);
-  const proposer = Buffer.from(String(g.proposer_address ?? ''), 'base64');
+  const proposer = Buffer.from(typeof g.proposer_address === 'string' ? g.proposer_address : '', 'base64');
   if (proposer.length !== 32) problems.push('proposer_address: expected the base64 of a 32-byte address');
   const genesis: Genesis = {
     chainId,

@@ -78,7 +78,7 @@ async function ask<T>(url: string, what: string, call: () => Promise<T>): Promis
 /** The `error` of a `{"error": …}` answer, or undefined. */
 function errorText(text: string): string | undefined {
   try {
-    const error: unknown = JSON.parse(text)?.error;
+    const error = (JSON.parse(text) as { error?: unknown } | null)?.error;
     return typeof error === 'string' ? error : undefined;
   } catch {
     return undefined;

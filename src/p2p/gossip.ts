@@ -378,7 +378,7 @@ export class BlockGossip {
       const height = this.opts.sink.nextHeight;
       const slot = this.pending.get(height);
       const header = slot?.header;
-      const data = header ? slot!.data.get(hex(header.value.header!.dataHash)) : undefined;
+      const data = header ? slot.data.get(hex(header.value.header!.dataHash)) : undefined;
       if (!slot || !header || !data) return;
       this.pending.delete(height);
       const block = create(BlockSchema, { header: header.value, data: data.value });

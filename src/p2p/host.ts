@@ -160,7 +160,7 @@ export class P2PHost {
             scoreParams: { topics },
           }) as unknown as (components: unknown) => GossipSubService,
         },
-      })) as P2PNode;
+      }));
     } catch (err) {
       const text = errorText(err);
       const port = portOf(opts.listen) ?? 0;

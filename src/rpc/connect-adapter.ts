@@ -27,7 +27,7 @@ function malformedIsInvalidArgument(res: UniversalServerResponse): void {
 /** The same for Connect unary: its error is the response body, `{"code":"internal","message":"parse binary: …"}` with status 500. */
 async function malformedConnectIsInvalidArgument(res: UniversalServerResponse): Promise<UniversalServerResponse> {
   if (res.status !== 500 || res.header?.get('content-type') !== contentTypeUnaryJson || res.header.has('content-encoding') || !res.body) return res;
-  const bytes = await readAllBytes(res.body as AsyncIterable<Uint8Array>, Infinity);
+  const bytes = await readAllBytes(res.body, Infinity);
   const err = JSON.parse(new TextDecoder().decode(bytes)) as { code?: string; message?: string };
   if (err.code !== 'internal' || !err.message?.startsWith(MALFORMED)) return { ...res, body: createAsyncIterable([bytes]) };
   const body = errorToJsonBytes(new ConnectError(err.message, Code.InvalidArgument), {});

@@ -79,7 +79,7 @@ const layouts = new WeakMap<DescMessage, Slot[]>();
 function layout(schema: DescMessage): Slot[] {
   let slots = layouts.get(schema);
   if (!slots) {
-    const numbered = schema.fields.map((f) => ({ n: f.oneof ? f.oneof.fields[0]!.number : f.number, slot: { key: JSON.stringify(f.name) + ':', field: f } as Slot }));
+    const numbered = schema.fields.map((f): { n: number; slot: Slot } => ({ n: f.oneof ? f.oneof.fields[0]!.number : f.number, slot: { key: JSON.stringify(f.name) + ':', field: f } }));
     for (const r of RESERVED_FIELDS_WRITTEN[schema.typeName] ?? []) numbered.push({ n: r.number, slot: { key: JSON.stringify(r.name) + ':', field: undefined } });
     slots = numbered.sort((x, y) => x.n - y.n).map((e) => e.slot);
     layouts.set(schema, slots);
@@ -187,7 +187,7 @@ function invalid(message: string): ConnectError {
 }
 
 /** Short text of a JSON value for an error message (`raw`: the number as written). */
-function fmt(v: unknown, raw?: string): string {
+function fmt(v: JsonValue, raw?: string): string {
   if (raw !== undefined) return raw.length > 40 ? raw.slice(0, 37) + '...' : raw;
   if (typeof v === 'string') return JSON.stringify(v.length > 80 ? v.slice(0, 77) + '...' : v);
   if (v === null) return 'null';
@@ -349,7 +349,7 @@ function checkValue(f: DescField, v: JsonValue, ctx: Ctx, depth: number): JsonVa
     const names = f.enum.values.map((e) => e.name).join(', ');
     throw invalid(`${label(ctx)} must be one of ${names}, got ${fmt(v, typeof v === 'number' ? rawAt(ctx) : undefined)}`);
   }
-  switch (f.scalar!) {
+  switch (f.scalar) {
     case ScalarType.UINT64:
     case ScalarType.FIXED64:
       return integerText(v, ctx, 0n, U64_MAX);

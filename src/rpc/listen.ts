@@ -112,7 +112,7 @@ export async function listen(
     socket.once('error', () => socket.destroy());
     socket.once('readable', () => {
       clearTimeout(silent);
-      const head: Buffer | null = socket.read(H2_PREFACE.length) ?? socket.read();
+      const head = (socket.read(H2_PREFACE.length) ?? socket.read()) as Buffer | null;
       if (!head) return socket.destroy();
       socket.unshift(head);
       const n = Math.min(head.length, H2_PREFACE.length);

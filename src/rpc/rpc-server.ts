@@ -158,7 +158,8 @@ export class RpcServer implements GuardedServer {
       const header = (name: string) => String(req.headers[name.toLowerCase()] ?? '') || null;
       const compression = compressionNegotiate(ACCEPT_COMPRESSION, header(headerUnaryEncoding), null, 'accept-encoding');
       const timeout = parseTimeout(header(headerTimeout), Number.MAX_SAFE_INTEGER);
-      if (compression.error ?? timeout.error) throw compression.error ?? timeout.error;
+      const refused = compression.error ?? timeout.error;
+      if (refused) throw refused;
       if (compression.request) body = Buffer.from(await compression.request.decompress(body, MAX_REQUEST_BYTES));
       const input = parseSpecJsonRequest(route.input, body);
       sendJson(res, 200, route.json ? await route.json(input as never) : writeSpecJson(route.output, (await route.call(input as never)) as never));

@@ -52,10 +52,10 @@ export class StatusServer implements GuardedServer {
   readonly routeLabel = (path: string): string => (path === '/' || this.methods.has(path.slice(1)) ? path : 'other');
 
   readonly handler = (req: Req, res: Res): void => {
-    this.handle(req, res).catch((err) => {
+    this.handle(req, res).catch((err: unknown) => {
       // Nobody is left to answer, and nothing went wrong on this side: not an error of the node's.
       if (err instanceof ClientGoneError) return this.logger.debug({ code: 'RPC_CLIENT_GONE', url: req.url }, err.message);
-      this.send(res, { jsonrpc: '2.0', error: internalError(String(err?.message ?? err)).toJSON() });
+      this.send(res, { jsonrpc: '2.0', error: internalError(err instanceof Error ? err.message : String(err)).toJSON() });
     });
   };
 

@@ -80,7 +80,7 @@ export class BlockStore {
           `the store ${path} is already in use by ${pid ? `process ${pid}` : 'another process'}; stop that node first`,
         );
       }
-      const remedy = storeOpenRemedy(path, cause as { code?: string; path?: string } | undefined);
+      const remedy = storeOpenRemedy(path, cause);
       throw new Error(`cannot open the store ${path}: ${(cause as Error | undefined)?.message ?? (err as Error).message}${remedy ? `; ${remedy}` : ''}`);
     }
     const store = new BlockStore(db, path);

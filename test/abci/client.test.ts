@@ -95,13 +95,13 @@ describe('ABCI framing', () => {
       ['exception', { error: 'boom' }],
     ];
     const out = new FrameBatch();
-    for (const [method, body] of requests) out.request(method, body as never);
+    for (const [method, body] of requests) out.request(method, body);
     const stream = out.take();
     expect(stream.toString('hex')).toBe(Buffer.concat(requests.map(([m, b]) => encodeFrame(encodeRequest(m, b as never)))).toString('hex'));
     const read = new FrameReader().push(stream).map((b) => decodeRequestOneof(b));
     expect(read).toEqual(requests.map(([m, b]) => ({ method: m, body: Request.fromPartial({ [m]: b } as never)[m] })));
 
-    for (const [method, body] of responses) out.response(method, body as never);
+    for (const [method, body] of responses) out.response(method, body);
     const answers = out.take();
     expect(answers.toString('hex')).toBe(Buffer.concat(responses.map(([m, b]) => encodeFrame(encodeResponse(m, b as never)))).toString('hex'));
     const back = new FrameReader().push(answers).map((b) => decodeResponseOneof(b));

@@ -84,7 +84,7 @@ describe('status --home asks the home\'s own node', () => {
   it('the home\'s node: its report', async () => {
     // The test started A on ephemeral ports: its home's node.yml names them, as an operator's would.
     const yml = join(aHome, 'config', 'node.yml');
-    writeFileSync(yml, readFileSync(yml, 'utf8').replace(/^  address: 127\.0\.0\.1:7331$/m, `  address: ${a.rpc.replace('http://', '')}`));
+    writeFileSync(yml, readFileSync(yml, 'utf8').replace(/^ {2}address: 127\.0\.0\.1:7331$/m, `  address: ${a.rpc.replace('http://', '')}`));
     expect(report(await runCli(['status', '--home', aHome, '--json']))).toMatchObject({ chain_id: 'one-a', node: a.rpc });
   });
 
@@ -122,7 +122,7 @@ describe('status --home asks the home\'s own node', () => {
     // B runs on the ephemeral ports the test gave it; its node.yml still says the default ones, here pointed at nothing.
     const yml = join(bHome, 'config', 'node.yml');
     const port = await freePort();
-    writeFileSync(yml, readFileSync(yml, 'utf8').replace(/^  address: 127\.0\.0\.1:7331$/m, `  address: 127.0.0.1:${port}`));
+    writeFileSync(yml, readFileSync(yml, 'utf8').replace(/^ {2}address: 127\.0\.0\.1:7331$/m, `  address: 127.0.0.1:${port}`));
     const error = failure(await runCli(['status', '--home', bHome, '--json']));
     expect(error.code).toBe('NODE_UNREACHABLE');
     expect(error.message).toBe(

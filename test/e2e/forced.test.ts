@@ -114,7 +114,7 @@ describe('forced inclusion', () => {
     expect(verdict.message).toMatch(/FORCED_INCLUSION_VIOLATED/);
     expect(verdict.remedy).toMatch(/aggregator left forced txs out/);
     expect(await latestHeight(daOnly.rpc)).toBe(stoppedAt);
-    expect(await (await fetch(`${daOnly.rpc}/kv/censored`)).status).toBe(404);
+    expect((await fetch(`${daOnly.rpc}/kv/censored`)).status).toBe(404);
   }, 180_000);
 
   it('two based nodes started at different times derive the same chain, block for block, over 3 epochs; a node killed mid-epoch resumes losing and repeating nothing', async () => {

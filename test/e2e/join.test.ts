@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { copyFileSync, existsSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { Daemon, fetchJson, freePort, killAll, latestHeight, runCli, tempHome, waitFor } from '../helpers/daemon.js';
 import { Homes } from '../helpers/homes.js';
@@ -110,7 +110,7 @@ describe('noded init --join', () => {
     // The aggregator behind a proxy whose genesis and signer name another proposer: block 1 does not verify.
     const forged = Buffer.alloc(32, 7).toString('base64');
     const genesis = { ...JSON.parse(readFileSync(join(aggregatorHome, 'config', 'genesis.json'), 'utf8')), proposer_address: forged };
-    const proxy = createServer(async (req, res) => {
+    const forward = async (req: IncomingMessage, res: ServerResponse) => {
       let body = '';
       for await (const chunk of req) body += chunk;
       if (req.url === '/genesis') return res.end(JSON.stringify(genesis));
@@ -118,7 +118,9 @@ describe('noded init --join', () => {
       const upstream = await fetch(`${agg.rpc}${req.url}`, { method: req.method, headers: { 'content-type': 'application/json' }, body: req.method === 'POST' ? body : undefined });
       res.writeHead(upstream.status, { 'content-type': 'application/json' });
       res.end(await upstream.text());
-    });
+    };
+    // A failed forward drops the connection, so `noded join` reports it rather than waiting.
+    const proxy = createServer((req, res) => void forward(req, res).catch((err: Error) => res.destroy(err)));
     servers.push(proxy);
     await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
     const port = (proxy.address() as { port: number }).port;

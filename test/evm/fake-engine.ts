@@ -58,12 +58,12 @@ export class FakeEngine {
     const secretHex = randomBytes(32).toString('hex');
     const jwtFile = join(dir, 'fake-engine-jwt.hex');
     writeFileSync(jwtFile, secretHex);
-    let engine: FakeEngine | undefined;
+    // No request comes before listen() resolves and the address is known, so `engine` is set by the first one.
     const server = createServer((req, res) => {
       let body = '';
       req.on('data', (d) => (body += d));
       req.on('end', () => {
-        void engine!.answer(req.headers.authorization, body).then(([status, out]) => {
+        void engine.answer(req.headers.authorization, body).then(([status, out]) => {
           res.writeHead(status, { 'content-type': 'application/json' });
           res.end(JSON.stringify(out));
         });
@@ -71,7 +71,7 @@ export class FakeEngine {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as { port: number };
-    engine = new FakeEngine(server, `http://127.0.0.1:${port}`, jwtFile, new Uint8Array(Buffer.from(secretHex, 'hex')), opts.supportsExtension);
+    const engine = new FakeEngine(server, `http://127.0.0.1:${port}`, jwtFile, new Uint8Array(Buffer.from(secretHex, 'hex')), opts.supportsExtension);
     return engine;
   }
 
@@ -161,7 +161,7 @@ export class FakeEngine {
     if (extended && !this.supportsExtension) throw Object.assign(new Error('PayloadAttributesV3 MUST be used for forkchoiceUpdatedV3'), { rpcCode: -32602 });
     const txs: Hex[] = extended ? attributes.transactions : this.pool.splice(0);
     const block = this.build(head, BigInt(attributes.timestamp), txs);
-    const payloadId = `0x${randomBytes(8).toString('hex')}` as Hex;
+    const payloadId: Hex = `0x${randomBytes(8).toString('hex')}`;
     this.payloads.set(payloadId, block);
     return { payloadStatus: valid, payloadId };
   }

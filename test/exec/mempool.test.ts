@@ -174,7 +174,7 @@ describe('Mempool durability (real store)', () => {
     db.put = (async (key: Uint8Array, value: Uint8Array) => {
       await held.opened;
       return put(key, value);
-    }) as never;
+    });
     const mempool = new Mempool(LIMITS, store);
     let acked = false;
     const add = mempool.add(tx('a=1')).then(() => (acked = true));

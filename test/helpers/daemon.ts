@@ -95,7 +95,12 @@ export class Daemon extends NodedProcess {
   static async start(home: string, args: string[] = [], opts: { wait?: boolean; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<Daemon> {
     const d = new Daemon(['start', '--home', home, ...defaultStartArgs(args), ...args], opts.env);
     if (opts.wait === false) return d;
-    const rec = await d.waitForLog('node started', 'noded start to report "node started"', opts.timeoutMs);
+    // The "node started" line's listener fields (src/node): host:port each, metrics only when enabled.
+    const rec = (await d.waitForLog('node started', 'noded start to report "node started"', opts.timeoutMs)) as Record<string, unknown> & {
+      rpc: string;
+      status: string;
+      metrics?: string;
+    };
     d.rpc = `http://${rec.rpc}`;
     d.status = `http://${rec.status}`;
     d.da = String(rec.da).split(' ')[0]!;

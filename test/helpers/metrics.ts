@@ -78,7 +78,7 @@ export function parseExposition(text: string): Map<string, Family> {
     if (!m) fail('not `name{label="value",…} value`');
     const family = familyOf(m![1]!, families);
     if (!family) fail(`sample ${m![1]} has no TYPE before it`);
-    if (family !== current || closed.has(family!.name)) fail(`sample of ${family!.name} outside its own group of lines`);
+    if (family !== current || closed.has(family.name)) fail(`sample of ${family!.name} outside its own group of lines`);
     const labels: Record<string, string> = {};
     for (const [, k, v] of (m![2] ?? '').matchAll(LABEL_PAIR)) {
       if (k! in labels) fail(`label ${k} twice`);

@@ -93,7 +93,7 @@ describe('createLogger', () => {
     // One event, one line: an error's stack stays on it, escaped.
     expect(third).toMatch(/FATAL: \[node\] fatal error; stopping the node \{"code":"UNEXPECTED_ERROR","err":\{"type":"Error","message":"boom","stack":"Error: boom\\n/);
     expect(rest).toEqual(['']);
-    expect(text()).not.toMatch(/\u001b\[/);
+    expect(text()).not.toContain('\u001b[');
   });
 
   it('log.file: lines go to stderr and the file, in the configured format; without a destination (dashboard) only to the file', async () => {

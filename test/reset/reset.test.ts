@@ -136,8 +136,8 @@ describe('reset while the node runs without its pid file', () => {
       });
       expect(errorOf(res.stdout).message).toMatch(/although .*node\.pid is missing\. Stop it first \(Ctrl-C where it runs, or `kill -INT \d+`\), then reset; nothing was deleted$/);
     }
-    expect(runs[3]!.code, runs[3]!.stderr).toBe(1);
-    expect(flat(runs[3]!.stderr)).toMatch(/this home's node is running: the store .* is locked by process \d+/);
+    expect(runs[3].code, runs[3].stderr).toBe(1);
+    expect(flat(runs[3].stderr)).toMatch(/this home's node is running: the store .* is locked by process \d+/);
     expect([snapshot(join(home, 'config')), readdirSync(join(home, 'data')).sort()]).toEqual([config, data]);
     expect(data).toEqual(['cache', 'local-da', 'store']);
     // The node never noticed: it keeps producing on its store.
@@ -241,8 +241,8 @@ describe('reset: only a noded home', () => {
       expect(errorOf(res.stdout), String(i)).toEqual({ code: 'NOT_A_HOME', exit: 1, message: expect.stringMatching(message) });
       expect(errorOf(res.stdout).message).toContain('a home holds config/node.yml, config/genesis.json, config/signer.json and config/node_key.json');
     }
-    expect(runs[5]!.code).toBe(1);
-    expect(flat(runs[5]!.stderr)).toMatch(/is not a noded home .*Check --home \(or NODED_HOME\); nothing was deleted/);
+    expect(runs[5].code).toBe(1);
+    expect(flat(runs[5].stderr)).toMatch(/is not a noded home .*Check --home \(or NODED_HOME\); nothing was deleted/);
     expect([bare, configOnly, badGenesis].map(snapshot)).toEqual(before);
   });
 });

@@ -70,7 +70,8 @@ describe("ev-node's generated client against noded", () => {
   for (const protocol of ['connect-binary', 'grpc']) {
     it(`StoreService over ${protocol}: blocks, state, metadata, genesis DA height, P2P store info`, async () => {
       const store = createClient(StoreService, transports(aggregator.rpc)[protocol]!);
-      const [b2, b3] = await Promise.all([2n, 3n].map((value) => store.getBlock({ identifier: { case: 'height', value } })));
+      const atHeight = (value: bigint) => store.getBlock({ identifier: { case: 'height', value } });
+      const [b2, b3] = await Promise.all([atHeight(2n), atHeight(3n)]);
       const signed = b2.block!.header!;
       const header = signed.header!;
       expect(header.height).toBe(2n);

@@ -67,7 +67,7 @@ function rawConnection(url: string, write?: string): { socket: Socket; received:
   const socket = connect(portOf(url), '127.0.0.1');
   let received = '';
   socket.setEncoding('utf8');
-  socket.on('data', (d) => (received += d));
+  socket.on('data', (d) => (received += d.toString())); // a string after setEncoding; typed Buffer
   socket.on('error', () => {});
   const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
   if (write !== undefined) socket.write(write);

@@ -90,7 +90,7 @@ describe('blocks', () => {
     const bytes = toBinary(HeaderSchema, b.header!.header!);
     expect(verifyEd25519(signer.publicKey, bytes, b.header!.signature)).toBe(true);
     const tampered = Uint8Array.from(bytes);
-    tampered[tampered.length - 1] ^= 1;
+    tampered[tampered.length - 1]! ^= 1;
     expect(verifyEd25519(signer.publicKey, tampered, b.header!.signature)).toBe(false);
   });
 

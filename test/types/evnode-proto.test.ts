@@ -109,7 +109,7 @@ const SCALAR_NAMES: Partial<Record<ScalarType, string>> = {
 };
 
 function fieldFact(f: DescField): string {
-  const element = f.message ? shortName(f.message.typeName) : f.enum ? shortName(f.enum.typeName) : SCALAR_NAMES[f.scalar!] ?? `scalar ${f.scalar}`;
+  const element = f.message ? shortName(f.message.typeName) : f.enum ? shortName(f.enum.typeName) : SCALAR_NAMES[f.scalar] ?? `scalar ${f.scalar}`;
   const label = f.fieldKind === 'list' ? 'repeated ' : f.proto.proto3Optional ? 'optional ' : '';
   return `${f.number} ${f.name} ${label}${element}`;
 }

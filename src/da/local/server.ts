@@ -73,7 +73,7 @@ interface RpcRequest {
 function asRequest(msg: unknown): RpcRequest | undefined {
   if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) return undefined;
   const method = (msg as { method?: unknown }).method;
-  return method === undefined || method === null || typeof method === 'string' ? (msg as RpcRequest) : undefined;
+  return method === undefined || method === null || typeof method === 'string' ? msg : undefined;
 }
 
 /** What a request may call: celestia-node grants all with a valid token (or without auth), only `public` without one. */
@@ -326,7 +326,7 @@ export class LocalDa {
       const listeners = [this.listener, this.admin];
       this.listener = undefined;
       this.admin = undefined;
-      await Promise.all(listeners.map((l) => l?.close()));
+      await Promise.all(listeners.filter((l) => l !== undefined).map((l) => l.close()));
       this.log.close();
     })();
     return this.closing;

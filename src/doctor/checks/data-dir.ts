@@ -55,7 +55,7 @@ function configHoldsToken(configFile: string): boolean {
   try {
     const doc = parse(readFileSync(configFile, 'utf8')) as { da?: { auth_token?: unknown } } | null;
     const token = doc?.da?.auth_token;
-    return token !== undefined && token !== null && String(token) !== '';
+    return token !== undefined && token !== null && token !== '';
   } catch {
     // Unreadable or not YAML: the config check reports it.
     return false;

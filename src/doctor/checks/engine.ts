@@ -49,7 +49,7 @@ export async function engineBlockNumber(url: string, secret: Uint8Array, timeout
   }
   let rpc: { result?: unknown; error?: { message?: string } };
   try {
-    rpc = JSON.parse(text);
+    rpc = JSON.parse(text) as typeof rpc;
   } catch {
     return { ok: false, verdict: { status: 'fail', message: `Engine API at ${url} answered HTTP ${status}, not JSON-RPC: ${text.slice(0, 120)}`, remedy: 'check that execution.engine_url is the Engine API port (8551 by default)' } };
   }

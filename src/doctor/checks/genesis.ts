@@ -24,10 +24,10 @@ export const genesisCheck: Check = {
     let checks: Awaited<ReturnType<NodeClient['readyChecks']>>;
     let own: Record<string, unknown>;
     try {
-      own = JSON.parse(readFileSync(file, 'utf8'));
+      own = JSON.parse(readFileSync(file, 'utf8')) as typeof own;
       const res = await client.get(`${client.rpcUrl}/genesis`);
       if (res.status !== 200) throw new Error(`GET /genesis answered HTTP ${res.status}`);
-      served = JSON.parse(res.text);
+      served = JSON.parse(res.text) as typeof served;
       checks = await client.readyChecks();
     } catch (err) {
       return { status: 'warn', message: `not compared: ${(err as Error).message}`, remedy: 'see the config and node checks' };

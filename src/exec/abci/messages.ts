@@ -132,7 +132,7 @@ export class FrameBatch {
     if (method === 'checkTx') {
       // RequestCheckTx: tx = 1, type = 2 (an enum: NEW 0, RECHECK 1).
       const { tx, type, ...rest } = body as DeepPartial<RequestOf<'checkTx'>>;
-      const kind = type ?? 0;
+      const kind: number = type ?? 0;
       if (tx instanceof Uint8Array && typeof kind === 'number' && kind >= 0 && kind < 0x80 && Object.keys(rest).length === 0) {
         const inner = (tx.length ? 1 + varintLength(tx.length) + tx.length : 0) + (kind ? 2 : 0);
         this.open((REQUEST_FIELDS.checkTx << 3) | 2, inner);
@@ -193,6 +193,7 @@ export class FrameBatch {
 }
 
 export function encodeRequest<M extends Method>(method: M, body: DeepPartial<RequestOf<M>>): Uint8Array {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- needed: the computed key types as an index signature, which ts-proto's fromPartial refuses
   return Request.encode(Request.fromPartial({ [method]: body } as DeepPartial<Request>)).finish();
 }
 
@@ -201,6 +202,7 @@ export function decodeRequest(bytes: Uint8Array): Request {
 }
 
 export function encodeResponse<M extends ResponseMethod>(method: M, body: DeepPartial<NonNullable<Response[M]>>): Uint8Array {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- needed: the computed key types as an index signature, which ts-proto's fromPartial refuses
   return Response.encode(Response.fromPartial({ [method]: body } as DeepPartial<Response>)).finish();
 }
 

@@ -82,7 +82,7 @@ export class EngineClient {
     }
     let answer: { result?: T; error?: { code?: number; message?: string } };
     try {
-      answer = JSON.parse(text);
+      answer = JSON.parse(text) as typeof answer;
     } catch {
       throw new EngineError(`${method} on ${url} answered HTTP ${status}, not JSON-RPC: ${text.slice(0, 120)}; is execution.engine_url the Engine API port?`, 'ENGINE_BAD_ANSWER');
     }

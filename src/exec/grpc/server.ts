@@ -121,7 +121,7 @@ export class ExecutorServer {
         });
         return;
       }
-      adapter(req as IncomingMessage, plain);
+      adapter(req, plain);
     };
     return new ExecutorServer(await listen(opts.listen, handler, opts.move), opts.machine);
   }

@@ -198,7 +198,7 @@ export function chainMethods(view: ChainView): Record<string, StatusMethod> {
             validators: [{ address, pub_key, power: '1', name: 'aggregator' }],
             // genesis.json sets no app hash; CometBFT writes the empty HexBytes then.
             app_hash: '',
-            ...(g.appState ? { app_state: JSON.parse(new TextDecoder().decode(g.appState)) } : {}),
+            ...(g.appState ? { app_state: JSON.parse(new TextDecoder().decode(g.appState)) as unknown } : {}),
           },
         };
       },
