@@ -64,8 +64,8 @@ export class BlockProducer {
    * Starts the loop under `signal` (the node's); `onFatal` hears of an error
    * that stops production (the node then shuts down). Does nothing while it
    * runs; after stop() it starts again once the last block is committed, at
-   * the chain's next height (ev-node block/components.go: a role change starts
-   * or stops a component).
+   * the chain's next height (ev-node block/components.go builds a component per
+   * role, each with Start/Stop: a role change starts or stops a component).
    */
   start(signal: AbortSignal, onFatal: (err: Error) => void): void {
     if (this.running || signal.aborted) return;
@@ -82,11 +82,13 @@ export class BlockProducer {
 
   /** Stops production while the node runs; resolves once the block under way is committed. Safe to call when stopped. */
   async stop(): Promise<void> {
-    this.halt?.abort(new Error('block production stopped'));
+    const halt = this.halt;
     this.halt = null;
     this.signal = null;
     this.pausedReason = null;
+    halt?.abort(new Error('block production stopped'));
     await this.loop;
+    if (halt) this.logger.info({ height: Number(this.chain.height) }, 'block production stopped');
   }
 
   /** Resolves once the loop has finished the block it was on. */
