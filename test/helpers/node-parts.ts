@@ -1,7 +1,7 @@
 import { join } from 'node:path';
-import { defaultConfig, type Config } from '../../src/config/index.js';
+import { defaultConfig, loadConfig, type Config } from '../../src/config/index.js';
 import { DaCache, DaClient } from '../../src/da/index.js';
-import type { Genesis } from '../../src/home/index.js';
+import { initHome, type Genesis } from '../../src/home/index.js';
 import { silentLogger } from '../../src/log/index.js';
 import { chainNamespaces, openExecution, type Closers, type CoreParts } from '../../src/node/index.js';
 import { BlockStore } from '../../src/store/index.js';
@@ -42,4 +42,28 @@ export async function coreParts(closers: Closers, opts: { config?: (c: Config) =
     logger,
     metrics: null,
   };
+}
+
+/**
+ * A new home for a node run in this process: every listener on 127.0.0.1 port 0
+ * (the tests pass while a devnet holds the default ports) and the built-in DA;
+ * `flags` add to these or override them.
+ */
+export function portZeroHome(chainId: string, flags: Record<string, string | boolean> = {}, aggregator = true): { home: ReturnType<typeof tempHome>; config: Config } {
+  const home = tempHome();
+  initHome({ home: home.dir, chainId, aggregator, force: false });
+  const config = loadConfig({
+    home: home.dir,
+    flags: {
+      'rpc.address': '127.0.0.1:0',
+      'rpc.status_address': '127.0.0.1:0',
+      'p2p.listen_address': '/ip4/127.0.0.1/tcp/0',
+      'node.block_time': '100ms',
+      'da.local': true,
+      'da.address': 'http://127.0.0.1:0',
+      'da.block_time': '100ms',
+      ...flags,
+    },
+  });
+  return { home, config };
 }

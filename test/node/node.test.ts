@@ -1,9 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/index.js';
-import { initHome } from '../../src/home/index.js';
 import { silentLogger } from '../../src/log/index.js';
 import { Node } from '../../src/node/index.js';
-import { tempHome, waitFor } from '../helpers/daemon.js';
+import { waitFor } from '../helpers/daemon.js';
+import { portZeroHome } from '../helpers/node-parts.js';
 
 // A real node in this process on port 0 everywhere: the producer started and
 // stopped while the node runs on (what a follower become leader, and back, needs).
@@ -14,21 +13,8 @@ afterEach(async () => {
 });
 
 async function startedNode(aggregator: boolean): Promise<{ node: Node; fatal: Error[] }> {
-  const home = tempHome();
+  const { home, config } = portZeroHome('parts-node-1', { 'node.block_time': '50ms', 'da.block_time': '50ms' }, aggregator);
   cleanups.push(home.cleanup);
-  initHome({ home: home.dir, chainId: 'parts-node-1', aggregator, force: false });
-  const config = loadConfig({
-    home: home.dir,
-    flags: {
-      'rpc.address': '127.0.0.1:0',
-      'rpc.status_address': '127.0.0.1:0',
-      'p2p.listen_address': '/ip4/127.0.0.1/tcp/0',
-      'node.block_time': '50ms',
-      'da.local': true,
-      'da.address': 'http://127.0.0.1:0',
-      'da.block_time': '50ms',
-    },
-  });
   const node = await Node.init({ home: home.dir, config, logger: silentLogger(), version: 'test' });
   cleanups.push(() => node.close());
   const fatal: Error[] = [];
