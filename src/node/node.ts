@@ -217,7 +217,7 @@ export class Node {
    * block. Does nothing while production runs.
    */
   startProducing(): void {
-    if (!this.onFatal) throw new Error('start the node before its block production');
+    if (!this.onFatal) throw new Error('call start() on the node before startProducing()');
     if (this.closing) return;
     this.producer.start(this.controller.signal, this.onFatal);
   }
