@@ -4,3 +4,6 @@ export { logSecrets } from './secrets.js';
 export { runDaemon, type DaemonOptions } from './daemon.js';
 export { Chain } from './chain.js';
 export { BlockProducer } from './producer.js';
+export { BlockIntake } from './intake.js';
+export { GenesisGuard } from './genesis-guard.js';
+export { buildChain, buildComponents, buildProducer, buildRetriever, buildSubmitter, chainNamespaces, openExecution, type Closers, type CoreComponents, type CoreParts } from './parts.js';

@@ -1,9 +1,8 @@
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Config } from '../config/index.js';
-import { daNamespaces, forcedInclusionNamespace, formatHostPort, nodeListenerMove, parsePeerList } from '../config/index.js';
-import { CELESTIA_MEMPOOL_TTL_BLOCKS, DaCache, DaClient, DaRetriever, DaSubmitter, LocalDa, clearCache, type DaActivity, type DaNamespaces } from '../da/index.js';
-import { AbciExecutor, KvExecutor, Mempool, TxBackpressureError, TxRejectedError, createExecutor, instrumentExecutor, type Executor } from '../exec/index.js';
-import { createNodeMetrics, type NodeReadings } from '../metrics/index.js';
+import { forcedInclusionNamespace, formatHostPort, nodeListenerMove, parsePeerList } from '../config/index.js';
+import type { DaActivity, DaClient, DaNamespaces, LocalDa } from '../da/index.js';
+import type { Executor, Mempool } from '../exec/index.js';
+import { createNodeMetrics, type NodeMetrics, type NodeReadings } from '../metrics/index.js';
 import { P2PNetwork, type EncodedBlockAt, type EncodedBlockSource } from '../p2p/index.js';
 import { readHome, type Home } from '../home/index.js';
 import type { Logger } from '../log/index.js';
@@ -17,22 +16,17 @@ import {
   listenerLimits,
   listen,
   metricsHandler,
-  MAX_REQUEST_BYTES,
   type CheckResult,
   type HealthReport,
   type Listener,
-  type RpcBackend,
+  type NodeInfo,
 } from '../rpc/index.js';
-import { BlockStore } from '../store/index.js';
-import { ForcedInclusionQueue, ForcedInclusionVerifier } from '../forced/index.js';
-import type { SignedHeader } from '../types/index.js';
-import { Chain } from './chain.js';
+import type { BlockStore } from '../store/index.js';
+import { createBackend } from './backend.js';
+import type { Chain } from './chain.js';
 import { daInfo, nodeInfo } from './info.js';
 import { StatusNotifier } from './notifier.js';
-import { BlockIntake } from './intake.js';
-import { GenesisGuard, type HeardFrom } from './genesis-guard.js';
-import { BlockProducer } from './producer.js';
-import { BasedProducer } from './based.js';
+import { buildComponents, chainNamespaces, checkGenesis, openDa, openExecution, openStore, type Closers, type CoreComponents } from './parts.js';
 
 export interface NodeOptions {
   home: string;
@@ -52,7 +46,7 @@ interface BackgroundService {
 }
 
 /** Everything `init()` builds, in the order it builds them. */
-interface NodeComponents {
+export interface NodeComponents extends CoreComponents {
   home: Home;
   store: BlockStore;
   localDa: LocalDa | null;
@@ -60,27 +54,18 @@ interface NodeComponents {
   namespaces: DaNamespaces;
   mempool: Mempool;
   executor: Executor;
-  chain: Chain;
-  genesisGuard: GenesisGuard;
-  producer: BlockProducer | null;
-  submitter: DaSubmitter | null;
-  retriever: DaRetriever | null;
-  /** Forced txs still to take, on an aggregator or based node with forced inclusion on. */
-  forcedQueue: ForcedInclusionQueue | null;
-  /** A full node's forced-inclusion check, when forced inclusion is on. */
-  verifier: ForcedInclusionVerifier | null;
-  /** A based node's block loop (node.based). */
-  based: BasedProducer | null;
   p2p: P2PNetwork;
-  /** `metrics` is null unless instrumentation.prometheus is on. */
-  listeners: { rpc: Listener; status: Listener; metrics: Listener | null };
+}
+
+/** `metrics` is null unless instrumentation.prometheus is on. */
+export interface NodeListeners {
+  rpc: Listener;
+  status: Listener;
+  metrics: Listener | null;
 }
 
 /** How many block times an aggregator may go without a block before it is not ready. */
 const PRODUCTION_STALL_BLOCKS = 5;
-/** Largest share of a DA blob a block's txs may take; the rest is header and framing. */
-const BLOB_OVERHEAD_BYTES = 4096;
-const maxBlockTxBytes = (config: Config) => config.da.max_blob_size - BLOB_OVERHEAD_BYTES;
 
 /**
  * The blocks this node holds in [from, to] as stored (protobuf bytes, served to
@@ -97,7 +82,7 @@ function storedBlocks(store: BlockStore): EncodedBlockSource {
 
 /**
  * The daemon's components, built in order by `init()` and closed in reverse by
- * `close()` (after Lodestar's BeaconNode).
+ * `close()` (after Lodestar's BeaconNode); the build steps are in parts.ts.
  */
 export class Node {
   private closing: Promise<void> | null = null;
@@ -105,11 +90,15 @@ export class Node {
   readonly startedAt = Date.now();
   /** The periodic status line; started last, with the other services, so it reports a running node. */
   private readonly notifier: StatusNotifier;
+  /** Bound by init() once the node exists; null only while it binds them. */
+  private bound: NodeListeners | null = null;
+  /** What start() was given: production started later (startProducing) reports to it too. */
+  private onFatal: ((err: Error) => void) | null = null;
 
   private constructor(
     readonly opts: NodeOptions,
     readonly c: NodeComponents,
-    private readonly closers: Array<() => Promise<void> | void>,
+    private readonly closers: Closers,
   ) {
     this.notifier = new StatusNotifier(() => nodeInfo(this), opts.config.log.status_interval, opts.logger.child({ module: 'status' }));
   }
@@ -124,227 +113,75 @@ export class Node {
         `node.aggregator is true but config/signer.json is not the genesis proposer; run as a full node (--no-node.node.aggregator) or use the proposer's key`,
       );
     }
-    // Everything opened so far, closed in reverse if a later step fails.
-    const closers: Array<() => Promise<void> | void> = [];
-    const unwind = async () => {
-      for (const close of closers.reverse()) await close();
-    };
+    // Everything opened so far, closed in reverse if a later step fails (and by close() once the node runs).
+    const closers: Closers = [];
     try {
-      const store = await BlockStore.open(home.paths.storeDir, home.paths.pidFile);
-      closers.push(() => store.close());
-      writeFileSync(home.paths.pidFile, `${process.pid}\n`);
-      closers.push(() => removePidFile(home.paths.pidFile));
-      if (opts.clearCache) {
-        clearCache(home.paths.cacheDir);
-        logger.child({ module: 'node' }).info({ dir: home.paths.cacheDir }, 'cleared the cache');
-      }
-
+      const store = await openStore(home.paths, closers, logger, opts.clearCache);
       const metrics = config.instrumentation.prometheus ? createNodeMetrics() : null;
-      const daAddress = new URL(config.da.address);
-      const localDa = config.da.local
-        ? await LocalDa.start({
-            dir: home.paths.localDaDir,
-            listen: `${daAddress.hostname}:${daAddress.port || 80}`,
-            blockTimeMs: config.da.block_time,
-            authToken: config.da.auth_token || undefined,
-            maxBlobSize: config.da.max_blob_size,
-            logger: logger.child({ module: 'local-da' }),
-            move: nodeListenerMove('da.address', config.da.address),
-          })
-        : null;
-      if (localDa) closers.push(() => localDa.close());
-      const da = new DaClient({ address: localDa?.address ?? config.da.address, authToken: config.da.auth_token, requestTimeoutMs: config.da.request_timeout });
-      closers.push(() => da.close());
-      const namespaces = daNamespaces(config.da.namespace || home.genesis.chainId, config.da.data_namespace);
-      const cache = new DaCache(home.paths.cacheDir, logger.child({ module: 'da' }));
-
-      const mempool = new Mempool(
-        { maxTxs: config.node.mempool_max_txs, maxTxBytes: MAX_REQUEST_BYTES, retryAfterSeconds: retryAfterSeconds(config.node.block_time) },
-        store,
-      );
-      // Txs acknowledged before the node last stopped, in no block yet: they wait for the next blocks again.
-      const restored = await mempool.restore();
-      if (restored > 0) logger.child({ module: 'node' }).info({ txs: restored }, `re-admitted ${restored} acknowledged txs kept in the store into the mempool`);
-      const executor = await createExecutor({
-        config,
-        home: home.paths.home,
-        store,
-        mempool,
-        initialHeight: home.genesis.initialHeight,
-        genesis: home.genesis,
-        maxBlockTxBytes: maxBlockTxBytes(config),
-        logger: logger.child({ module: 'execution' }),
-      });
-      if (executor.close) closers.push(() => executor.close!());
-      // What the block path calls, timed when metrics are on; the rest of the node uses the executor itself.
-      const execution = metrics ? instrumentExecutor(executor, metrics) : executor;
-      const chain = await Chain.load(store, execution, home.genesis, logger.child({ module: 'chain' }));
-      chain.onBlock(() => mempool.blockCommitted());
-      if (executor.blockCommitted) chain.onBlock((block) => executor.blockCommitted!(block.header!.header!.height));
-
-      const daRetryMaxMs = Math.min(30_000, Math.max(1000, 5 * config.da.block_time));
-      const aggregator = config.node.aggregator;
-      const forcedRules = { daStartHeight: home.genesis.daStartHeight, epochSize: home.genesis.daEpochForcedInclusion };
-      const daPollMs = Math.max(10, Math.min(1000, Math.floor(config.da.block_time / 2)));
-      // The aggregator takes forced txs into its blocks; a based node derives its blocks from them alone.
-      const forcedQueue =
-        forcedNamespace && (aggregator || config.node.based)
-          ? await ForcedInclusionQueue.open(
-              da,
-              store,
-              { rules: forcedRules, namespace: forcedNamespace, pollMs: daPollMs, retryMaxMs: daRetryMaxMs, withEndTime: config.node.based },
-              logger.child({ module: 'forced-inclusion' }),
-            )
-          : null;
-      const submitter = aggregator
-        ? new DaSubmitter(
-            store,
-            da,
-            cache,
-            namespaces,
-            execution,
-            {
-              chainId: home.genesis.chainId,
-              maxBlobSize: config.da.max_blob_size,
-              gasPrice: config.da.gas_price,
-              maxGasPrice: config.da.max_gas_price,
-              gasMultiplier: config.da.gas_multiplier,
-              retryBaseMs: Math.min(250, config.da.block_time),
-              retryMaxMs: daRetryMaxMs,
-              signer: home.signer,
-              inclusionWindow: config.da.inclusion_window || (config.da.local ? 1 : CELESTIA_MEMPOOL_TTL_BLOCKS),
-              daBlockTimeMs: config.da.block_time,
-            },
-            logger.child({ module: 'da-submitter' }),
-            metrics,
-          )
-        : null;
-      if (submitter) chain.onBlock(() => submitter.notify());
-      const producer = aggregator
-        ? new BlockProducer(
-            chain,
-            execution,
-            home.signer,
-            {
-              blockTimeMs: config.node.block_time,
-              lazyMode: config.node.lazy_mode,
-              lazyBlockIntervalMs: config.node.lazy_block_interval,
-              pendingTxs: () => mempool.size,
-              pendingBlocks: () => store.blocksNotOnDa(),
-              maxPendingBlocks: config.node.max_pending_blocks,
-              ...(forcedQueue ? { forced: { queue: forcedQueue, maxBlockTxBytes: maxBlockTxBytes(config), censor: process.env.NODED_TEST_CENSOR_FORCED_TXS === '1' } } : {}),
-            },
-            logger.child({ module: 'producer' }),
-            metrics,
-          )
-        : null;
-      const genesisGuard = new GenesisGuard(home.genesis, home.paths.genesisFile, logger.child({ module: 'chain' }));
-      const checkGenesis = (from: HeardFrom) => (signed: SignedHeader) => genesisGuard.check(signed, from);
-      // A full node checks that the aggregator includes forced txs (ev-node syncer.go, VerifyForcedInclusionTxs).
-      const verifier =
-        forcedNamespace && !aggregator && !config.node.based
-          ? await ForcedInclusionVerifier.open(
-              da,
-              store,
-              executor,
-              { rules: forcedRules, namespace: forcedNamespace, maxBlockTxBytes: maxBlockTxBytes(config), maxBlobSize: config.da.max_blob_size, proposerAddress: home.genesis.proposerAddress },
-              logger.child({ module: 'forced-inclusion' }),
-            )
-          : null;
-      const intake = new BlockIntake(chain, store, metrics, genesisGuard, verifier);
-      const lastApplied = chain.height > 0n ? await store.getBlock(chain.height) : null;
-      // A based node has no aggregator's blocks to read: it derives its own from the forced-inclusion namespace.
-      const based = config.node.based ? new BasedProducer(chain, execution, forcedQueue!, { proposerAddress: home.genesis.proposerAddress, maxBlockTxBytes: maxBlockTxBytes(config) }, logger.child({ module: 'based' })) : null;
-      const retriever = aggregator || based
-        ? null
-        : new DaRetriever(
-            da,
-            cache,
-            namespaces,
-            intake.from('da'),
-            {
-              chainId: home.genesis.chainId,
-              proposerAddress: home.genesis.proposerAddress,
-              startDaHeight: home.genesis.daStartHeight,
-              lastAppliedDaHeight: lastApplied?.headerDaHeight ?? 0n,
-              pollMs: daPollMs,
-              retryMaxMs: daRetryMaxMs,
-              checkGenesis: checkGenesis('da'),
-            },
-            logger.child({ module: 'da-retriever' }),
-          );
-
-      const peers = parsePeerList(config.p2p.peers);
-      const p2p = await P2PNetwork.create({
-        seed: home.nodeKey.key.seed,
-        listen: config.p2p.listen_address,
-        peers,
-        chainId: home.genesis.chainId,
-        proposerAddress: home.genesis.proposerAddress,
-        checkGenesis: checkGenesis('p2p'),
-        sink: intake.from('p2p'),
-        source: storedBlocks(store),
-        head: () => chain.height,
-        follow: !aggregator && !based,
-        logger,
-        metrics,
-      });
-      closers.push(() => p2p.close());
-      // The aggregator gossips each block right after committing it; a full node tells gossip the chain moved.
-      chain.onBlock(aggregator ? (block) => p2p.publish(block) : () => p2p.chainAdvanced());
-
-      // The backend reads `node` lazily: the servers bind before the Node object exists.
-      let node: Node | undefined;
-      const parts = { home, store, chain, mempool, executor, namespaces, p2p, producer };
-      const backend = createBackend(() => node, opts, parts);
-      const rpcLogger = logger.child({ module: 'rpc' });
-      // Both listeners under the same limits and access policy (rpc.*), each answering refusals in its own error shape.
-      const serve = async (key: 'address' | 'status_address', name: string, server: RpcServer | StatusServer) => {
-        const address = config.rpc[key];
-        const handler = guardHandler(server.handler, server, accessPolicy(config.rpc, address));
-        const listener = await listen(address, instrumentHandler(handler, name, server.routeLabel, metrics), nodeListenerMove(`rpc.${key}`, address), listenerLimits(config.rpc), rpcLogger);
-        closers.push(() => listener.close());
-        return listener;
-      };
-      const rpc = await serve('address', 'rpc', new RpcServer(backend, rpcLogger));
-      const status = await serve('status_address', 'status', new StatusServer(backend, rpcLogger));
-      const metricsListener = metrics
-        ? await listen(config.instrumentation.prometheus_listen_addr, metricsHandler(() => metrics.scrape()), nodeListenerMove('instrumentation.prometheus_listen_addr', config.instrumentation.prometheus_listen_addr), listenerLimits(config.rpc))
-        : null;
-      if (metricsListener) closers.push(() => metricsListener.close());
-
-      node = new Node(
-        opts,
-        { ...parts, localDa, da, genesisGuard, producer, submitter, retriever, forcedQueue, verifier, based, listeners: { rpc, status, metrics: metricsListener } },
-        closers,
-      );
+      const { da, localDa, cache } = await openDa(config, home.paths, closers, logger);
+      const namespaces = chainNamespaces(config, home.genesis);
+      const { mempool, executor, execution } = await openExecution({ config, homeDir: home.paths.home, genesis: home.genesis, store, logger, metrics }, closers);
+      const parts = { config, genesis: home.genesis, genesisFile: home.paths.genesisFile, signer: home.signer, store, mempool, executor, execution, da, cache, namespaces, logger, metrics };
+      const core = await buildComponents(parts, forcedNamespace);
+      const p2p = await openNetwork(parts, core, home, closers);
+      const node = new Node(opts, { ...core, home, store, localDa, da, namespaces, mempool, executor, p2p }, closers);
+      node.bound = await node.bind(metrics);
       metrics?.observe(readings(node));
-      logger.child({ module: 'node' }).info(
-        {
-          chainId: home.genesis.chainId,
-          height: Number(chain.height),
-          role: aggregator ? 'aggregator' : based ? 'based node' : peers.length > 0 ? 'full node' : 'full node (DA-only sync)',
-          p2p: p2p.netInfo().listen_addresses,
-          rpc: formatHostPort(rpc.address.host, rpc.address.port),
-          status: formatHostPort(status.address.host, status.address.port),
-          ...(metricsListener ? { metrics: `${metricsListener.address.host}:${metricsListener.address.port}` } : {}),
-          da: localDa ? `${localDa.address} (built-in)` : config.da.address,
-        },
-        'node started',
-      );
+      node.logStarted();
       return node;
     } catch (err) {
-      await unwind();
+      for (const close of closers.reverse()) await close();
       throw err;
     }
+  }
+
+  /** The RPC and status listeners (and the metrics one when on), each under rpc.*'s limits and access policy. */
+  private async bind(metrics: NodeMetrics | null): Promise<NodeListeners> {
+    const { config, logger } = this.opts;
+    const backend = createBackend({ ...this.c, config, version: this.opts.version, node: this });
+    const rpcLogger = logger.child({ module: 'rpc' });
+    // Each listener answers refusals in its own error shape.
+    const serve = async (key: 'address' | 'status_address', name: string, server: RpcServer | StatusServer) => {
+      const address = config.rpc[key];
+      const handler = guardHandler(server.handler, server, accessPolicy(config.rpc, address));
+      const listener = await listen(address, instrumentHandler(handler, name, server.routeLabel, metrics), nodeListenerMove(`rpc.${key}`, address), listenerLimits(config.rpc), rpcLogger);
+      this.closers.push(() => listener.close());
+      return listener;
+    };
+    const rpc = await serve('address', 'rpc', new RpcServer(backend, rpcLogger));
+    const status = await serve('status_address', 'status', new StatusServer(backend, rpcLogger));
+    const address = config.instrumentation.prometheus_listen_addr;
+    const metricsListener = metrics ? await listen(address, metricsHandler(() => metrics.scrape()), nodeListenerMove('instrumentation.prometheus_listen_addr', address), listenerLimits(config.rpc)) : null;
+    if (metricsListener) this.closers.push(() => metricsListener.close());
+    return { rpc, status, metrics: metricsListener };
+  }
+
+  private logStarted(): void {
+    const { config } = this.opts;
+    const { home, chain, p2p, localDa, based } = this.c;
+    const { rpc, status, metrics } = this.listeners;
+    this.opts.logger.child({ module: 'node' }).info(
+      {
+        chainId: home.genesis.chainId,
+        height: Number(chain.height),
+        role: config.node.aggregator ? 'aggregator' : based ? 'based node' : p2p.configuredPeers > 0 ? 'full node' : 'full node (DA-only sync)',
+        p2p: p2p.netInfo().listen_addresses,
+        rpc: formatHostPort(rpc.address.host, rpc.address.port),
+        status: formatHostPort(status.address.host, status.address.port),
+        ...(metrics ? { metrics: `${metrics.address.host}:${metrics.address.port}` } : {}),
+        da: localDa ? `${localDa.address} (built-in)` : config.da.address,
+      },
+      'node started',
+    );
   }
 
   get chain(): Chain {
     return this.c.chain;
   }
 
-  get listeners() {
-    return this.c.listeners;
+  get listeners(): NodeListeners {
+    if (!this.bound) throw new Error('the node is still starting');
+    return this.bound;
   }
 
   get store(): BlockStore {
@@ -364,7 +201,39 @@ export class Node {
 
   /** Starts production, DA submission or DA sync; `onFatal` hears of an error the node cannot go on after. */
   start(onFatal: (err: Error) => void): void {
+    this.onFatal = onFatal;
     for (const service of this.services) service.start(this.controller.signal, onFatal);
+  }
+
+  /** The aggregator's producer; an error naming why there is none otherwise. */
+  private get producer() {
+    if (!this.c.producer) throw new Error('this node does not produce blocks: only an aggregator (node.aggregator) has a block producer');
+    return this.c.producer;
+  }
+
+  /**
+   * Starts block production on a running node (a follower become leader):
+   * from the chain's next height, once a stop under way has committed its last
+   * block. Does nothing while production runs.
+   */
+  startProducing(): void {
+    if (!this.onFatal) throw new Error('call start() on the node before startProducing()');
+    if (this.closing) return;
+    this.producer.start(this.controller.signal, this.onFatal);
+  }
+
+  /** Stops block production while the node runs on (a leader become follower); resolves once the block under way is committed. */
+  stopProducing(): Promise<void> {
+    return this.producer.stop();
+  }
+
+  /** What the dashboard and `GET /node_info` show; throws while the listeners are still binding. */
+  info(): NodeInfo {
+    return nodeInfo(this);
+  }
+
+  daInfo(): NodeInfo['da'] {
+    return daInfo(this);
   }
 
   /** What the node last heard from DA, from whichever component talks to it. */
@@ -392,9 +261,10 @@ export class Node {
     // Before production: at the pending cap a failing DA is what paused it, and what to fix.
     checks.da = this.daCheck();
     const producer = this.c.producer;
-    if (producer) {
+    // Production stopped on purpose (stopProducing) is no stall.
+    if (producer && (producer.running || producer.startedAt === 0)) {
       const stallMs = PRODUCTION_STALL_BLOCKS * cfg.node.block_time + (cfg.node.lazy_mode ? cfg.node.lazy_block_interval : 0);
-      const since = Date.now() - (this.chain.lastCommitAt || this.startedAt);
+      const since = Date.now() - Math.max(this.chain.lastCommitAt, producer.startedAt || this.startedAt);
       checks.producing = producer.pausedReason
         ? { ok: false, reason: producer.pausedReason }
         : since <= stallMs
@@ -459,6 +329,36 @@ export class Node {
   }
 }
 
+/** The P2P network: gossip and catch-up into the intake, blocks served from the store; the aggregator gossips each block it commits. */
+async function openNetwork(
+  p: { config: Config; genesis: Home['genesis']; store: BlockStore; logger: Logger; metrics: NodeMetrics | null },
+  core: CoreComponents,
+  home: Pick<Home, 'nodeKey'>,
+  closers: Closers,
+): Promise<P2PNetwork> {
+  const { config, genesis } = p;
+  const { chain, intake, genesisGuard, based } = core;
+  const aggregator = config.node.aggregator;
+  const p2p = await P2PNetwork.create({
+    seed: home.nodeKey.key.seed,
+    listen: config.p2p.listen_address,
+    peers: parsePeerList(config.p2p.peers),
+    chainId: genesis.chainId,
+    proposerAddress: genesis.proposerAddress,
+    checkGenesis: checkGenesis(genesisGuard, 'p2p'),
+    sink: intake.from('p2p'),
+    source: storedBlocks(p.store),
+    head: () => chain.height,
+    follow: !aggregator && !based,
+    logger: p.logger,
+    metrics: p.metrics,
+  });
+  closers.push(() => p2p.close());
+  // The aggregator gossips each block right after committing it; a full node tells gossip the chain moved.
+  chain.onBlock(aggregator ? (block) => p2p.publish(block) : () => p2p.chainAdvanced());
+  return p2p;
+}
+
 /** What the scrape-time gauges read from a running node. */
 function readings(node: Node): NodeReadings {
   const { store, chain, mempool, p2p, retriever } = node.c;
@@ -481,70 +381,3 @@ function readings(node: Node): NodeReadings {
   };
 }
 
-/** Retry-After for a sender to wait about `ms` (a block time): whole seconds, at least 1. */
-const retryAfterSeconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
-
-function removePidFile(pidFile: string): void {
-  try {
-    if (readFileSync(pidFile, 'utf8').trim() === String(process.pid)) rmSync(pidFile);
-  } catch {
-    // Already gone: nothing to clean.
-  }
-}
-
-function createBackend(
-  node: () => Node | undefined,
-  opts: NodeOptions,
-  parts: Pick<NodeComponents, 'home' | 'store' | 'chain' | 'mempool' | 'executor' | 'namespaces' | 'p2p' | 'producer'>,
-): RpcBackend {
-  const { home, store, chain, mempool, executor, namespaces, p2p, producer } = parts;
-  const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
-  return {
-    chainId: home.genesis.chainId,
-    version: opts.version,
-    aggregator: opts.config.node.aggregator,
-    store,
-    signer: home.signer,
-    nodeKey: { publicKey: home.nodeKey.key.publicKey, peerId: home.nodeKey.peerId },
-    namespaces: { header: hex(namespaces.header), data: hex(namespaces.data) },
-    genesisDaHeight: home.genesis.daStartHeight,
-    statusAddress: opts.config.rpc.status_address,
-    startedAt: Date.now(),
-    state: () => chain.currentState,
-    bestKnownHeight: () => node()?.bestKnownHeight() ?? chain.height,
-    catchingUp: () => node()?.catchingUp() ?? false,
-    netInfo: () => p2p.netInfo(),
-    health: () => node()?.health() ?? { live: { ok: true }, ready: { ok: false, reason: 'starting' }, checks: {} },
-    mempool,
-    genesis: home.genesis,
-    genesisJson: readFileSync(home.paths.genesisFile, 'utf8'),
-    maxBlockTxBytes: maxBlockTxBytes(opts.config),
-    onBlock: (listener) => chain.onBlock((block) => listener(block.header!.header!.height)),
-    blockResults: executor.blockResults ? (height, txs) => executor.blockResults!(height, txs) : null,
-    info: () => {
-      const n = node();
-      // The listeners bind a moment before the Node exists; the status server answers this with an error.
-      if (!n) throw new Error('the node is still starting');
-      return nodeInfo(n);
-    },
-    daInfo: () => {
-      const n = node();
-      return n ? daInfo(n) : null;
-    },
-    submitTx: (tx) => {
-      if (node()?.isClosing) throw new TxRejectedError('node shutting down; send the tx again once it is back', 503);
-      if (opts.config.node.based) {
-        throw new TxRejectedError('this node is a based node: its blocks come from the DA forced-inclusion namespace alone; post the tx there with `noded tx post`', 503);
-      }
-      if (!opts.config.node.aggregator) {
-        throw new TxRejectedError('this node is a full node and does not produce blocks; send txs to the aggregator', 503);
-      }
-      // A tx taken now would wait for blocks that are not being made: the sender is told to come back instead.
-      const paused = producer?.pendingCapReason();
-      if (paused) throw new TxBackpressureError(`${paused}; retry once DA catches up`, retryAfterSeconds(opts.config.da.block_time));
-      return executor.submitTx(tx);
-    },
-    kv: executor instanceof KvExecutor ? { get: (key) => executor.get(key) } : null,
-    abci: executor instanceof AbciExecutor ? executor : null,
-  };
-}

@@ -35,7 +35,14 @@ export interface ProducerOptions {
  * lazy mode only when txs wait and at least every lazy block interval.
  */
 export class BlockProducer {
-  private loop: Promise<void> | null = null;
+  /** The loop now running or last run; a new start waits for it, so two loops never overlap. */
+  private loop: Promise<void> = Promise.resolve();
+  /** Stops the running loop (stop()); null while stopped. */
+  private halt: AbortController | null = null;
+  /** What the running loop runs under: the node's signal and `halt`. */
+  private signal: AbortSignal | null = null;
+  /** Wall-clock ms when production last started (0 before the first start), for readiness. */
+  startedAt = 0;
   /** Set while production waits for DA to catch up; the reason health reports. */
   pausedReason: string | null = null;
 
@@ -48,11 +55,40 @@ export class BlockProducer {
     private readonly metrics: NodeMetrics | null,
   ) {}
 
-  /** Starts the loop; `onFatal` hears of an error that stops production (the node then shuts down). */
+  /** True between start() and stop() (or the node's signal aborting). */
+  get running(): boolean {
+    return this.signal !== null && !this.signal.aborted;
+  }
+
+  /**
+   * Starts the loop under `signal` (the node's); `onFatal` hears of an error
+   * that stops production (the node then shuts down). Does nothing while it
+   * runs; after stop() it starts again once the last block is committed, at
+   * the chain's next height (ev-node block/components.go builds a component per
+   * role, each with Start/Stop: a role change starts or stops a component).
+   */
   start(signal: AbortSignal, onFatal: (err: Error) => void): void {
-    this.loop = this.run(signal).catch((err) => {
-      if (!isAbortError(err, signal)) onFatal(err as Error);
+    if (this.running || signal.aborted) return;
+    const halt = new AbortController();
+    this.halt = halt;
+    this.startedAt = Date.now();
+    const loopSignal = AbortSignal.any([signal, halt.signal]);
+    this.signal = loopSignal;
+    const previous = this.loop;
+    this.loop = previous.then(() => this.run(loopSignal)).catch((err) => {
+      if (!isAbortError(err, loopSignal)) onFatal(err as Error);
     });
+  }
+
+  /** Stops production while the node runs; resolves once the block under way is committed. Safe to call when stopped. */
+  async stop(): Promise<void> {
+    const halt = this.halt;
+    this.halt = null;
+    this.signal = null;
+    this.pausedReason = null;
+    halt?.abort(new Error('block production stopped'));
+    await this.loop;
+    if (halt) this.logger.info({ height: Number(this.chain.height) }, 'block production stopped');
   }
 
   /** Resolves once the loop has finished the block it was on. */
@@ -94,7 +130,7 @@ export class BlockProducer {
     const { blockTimeMs, lazyMode, lazyBlockIntervalMs } = this.opts;
     let lastBlockAt = Date.now();
     let nextTick = Date.now() + blockTimeMs;
-    this.logger.info({ blockTime: `${blockTimeMs}ms`, lazyMode }, 'block production started');
+    this.logger.info({ blockTime: `${blockTimeMs}ms`, lazyMode, height: Number(this.chain.nextHeight) }, 'block production started');
     while (!signal.aborted) {
       const wait = nextTick - Date.now();
       // A timer waits at least 1 ms: when the block is already due, only let the event loop turn.

@@ -31,15 +31,19 @@ export interface HealthReport {
   checks: Record<string, CheckResult>;
 }
 
+/** The store reads the servers make: blocks, txs and metadata; they never write. */
+export type BlockReads = Pick<BlockStore, 'height' | 'getBlock' | 'getHeightByHash' | 'blocksInRange' | 'getTxLocation' | 'getMetadata' | 'onDaHeightsWritten'>;
+
 /**
- * What the RPC, health and status servers need from a running node. The node
- * implements it; the servers never reach into the node's internals.
+ * What the RPC, health and status servers need from a running node: built by
+ * the node (src/node/backend.ts) from its parts; the servers never reach into
+ * the node's internals.
  */
 export interface RpcBackend {
   readonly chainId: string;
   readonly version: string;
   readonly aggregator: boolean;
-  readonly store: BlockStore;
+  readonly store: BlockReads;
   readonly signer: { publicKey: Uint8Array; address: Uint8Array };
   readonly nodeKey: { publicKey: Uint8Array; peerId: string };
   readonly namespaces: { header: string; data: string };

@@ -1,4 +1,4 @@
-export type { RpcBackend, HealthReport, CheckResult, PeerSummary } from './backend.js';
+export type { RpcBackend, BlockReads, HealthReport, CheckResult, PeerSummary } from './backend.js';
 export type { FollowerDaInfo, NodeInfo, SubmitterDaInfo, SupervisedChildInfo } from './node-info.js';
 export { RpcServer, MAX_REQUEST_BYTES } from './rpc-server.js';
 export { StatusServer } from './status-server.js';

@@ -1,6 +1,6 @@
 import { create, type DescMessage } from '@bufbuild/protobuf';
 import { Code, ConnectError, type ServiceImpl } from '@connectrpc/connect';
-import { decodeStoredBlock, type BlockStore } from '../store/index.js';
+import { decodeStoredBlock } from '../store/index.js';
 import {
   ConfigService,
   GetBlockResponseSchema,
@@ -23,7 +23,7 @@ import {
   type P2PStoreEntry,
   type P2PStoreSnapshot,
 } from '../types/index.js';
-import type { RpcBackend } from './backend.js';
+import type { BlockReads, RpcBackend } from './backend.js';
 import { p2pService } from './p2p-service.js';
 import type { BlockJsonCache } from './block-json-cache.js';
 import { getBlockSelector, writeSpecJson } from './json.js';
@@ -31,7 +31,7 @@ import { getBlockSelector, writeSpecJson } from './json.js';
 const hexOf = (b: Uint8Array) => Buffer.from(b).toString('hex');
 
 /** The height a GetBlock request names (0 = latest); not_found for an unknown hash. */
-async function requestedHeight(store: BlockStore, req: GetBlockRequest): Promise<bigint> {
+async function requestedHeight(store: BlockReads, req: GetBlockRequest): Promise<bigint> {
   const selector = getBlockSelector(req);
   if (selector.kind === 'height') return selector.height || store.height();
   const found = await store.getHeightByHash(selector.hash);
@@ -39,7 +39,7 @@ async function requestedHeight(store: BlockStore, req: GetBlockRequest): Promise
   return found;
 }
 
-async function getBlockResponse(store: BlockStore, height: bigint): Promise<GetBlockResponse> {
+async function getBlockResponse(store: BlockReads, height: bigint): Promise<GetBlockResponse> {
   const stored = height > 0n ? await store.getBlock(height) : null;
   if (!stored) {
     const latest = store.height();
@@ -53,7 +53,7 @@ async function getBlockResponse(store: BlockStore, height: bigint): Promise<GetB
 }
 
 /** GetBlock's JSON answer: from the cache, or written once and kept. */
-export async function getBlockJson(store: BlockStore, cache: BlockJsonCache, req: GetBlockRequest): Promise<Uint8Array> {
+export async function getBlockJson(store: BlockReads, cache: BlockJsonCache, req: GetBlockRequest): Promise<Uint8Array> {
   const height = await requestedHeight(store, req);
   const cached = cache.get(height);
   if (cached) return cached;

@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
-import { initHome } from '../../src/home/index.js';
-import { loadConfig } from '../../src/config/index.js';
 import { silentLogger } from '../../src/log/index.js';
 import { Node } from '../../src/node/index.js';
-import { getBlockJson, tempHome, waitFor } from '../helpers/daemon.js';
+import { getBlockJson, type tempHome, waitFor } from '../helpers/daemon.js';
+import { portZeroHome } from '../helpers/node-parts.js';
 
 // A real node in this process, on real sockets: bad input must never cost it a block or its RPC.
 let home: ReturnType<typeof tempHome>;
@@ -12,21 +11,10 @@ let node: Node;
 let rpc: string;
 
 beforeAll(async () => {
-  home = tempHome();
-  initHome({ home: home.dir, chainId: 'input-1', aggregator: true, force: false });
-  const config = loadConfig({
-    home: home.dir,
-    flags: {
-      'rpc.address': '127.0.0.1:0',
-      'rpc.status_address': '127.0.0.1:0',
-      // Port 0 everywhere: the suite must pass while a devnet holds the default ports.
-      'p2p.listen_address': '/ip4/127.0.0.1/tcp/0',
-      'node.block_time': '100ms',
-      'da.local': true,
-      'da.address': 'http://127.0.0.1:0',
-      'da.block_time': '100ms',
-    },
-  });
+  // Port 0 everywhere: the suite must pass while a devnet holds the default ports.
+  const made = portZeroHome('input-1');
+  home = made.home;
+  const config = made.config;
   node = await Node.init({ home: home.dir, config, logger: silentLogger(), version: 'test' });
   node.start((err) => {
     throw err;

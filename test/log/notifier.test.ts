@@ -1,11 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { initHome } from '../../src/home/index.js';
-import { loadConfig } from '../../src/config/index.js';
 import { createLogger, recentProblems, type Logger } from '../../src/log/index.js';
 import { Node, nodeInfo } from '../../src/node/index.js';
 import { StatusNotifier, describeStatus, statusFields, type StatusFields } from '../../src/node/notifier.js';
 import type { FollowerDaInfo, NodeInfo, SubmitterDaInfo } from '../../src/rpc/index.js';
-import { tempHome, waitFor } from '../helpers/daemon.js';
+import { waitFor } from '../helpers/daemon.js';
+import { portZeroHome } from '../helpers/node-parts.js';
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
@@ -22,22 +21,8 @@ const statusLines = (lines: Array<Record<string, any>>) => lines.filter((l) => l
 
 describe('status line', () => {
   it('a running aggregator logs it every log.status_interval with height, best-known, catching_up, DA and peers', async () => {
-    const home = tempHome();
+    const { home, config } = portZeroHome('notify-1', { 'node.block_time': '50ms', 'log.status_interval': '100ms' });
     cleanups.push(home.cleanup);
-    initHome({ home: home.dir, chainId: 'notify-1', aggregator: true, force: false });
-    const config = loadConfig({
-      home: home.dir,
-      flags: {
-        'rpc.address': '127.0.0.1:0',
-        'rpc.status_address': '127.0.0.1:0',
-        'p2p.listen_address': '/ip4/127.0.0.1/tcp/0',
-        'node.block_time': '50ms',
-        'da.local': true,
-        'da.address': 'http://127.0.0.1:0',
-        'da.block_time': '100ms',
-        'log.status_interval': '100ms',
-      },
-    });
     const { logger, lines } = jsonLogger();
     const node = await Node.init({ home: home.dir, config, logger, version: 'test' });
     cleanups.push(() => node.close());

@@ -26,7 +26,8 @@ async function serve(): Promise<{ store: BlockStore; rpc: string }> {
   cleanups.push(home.cleanup);
   const store = await BlockStore.open(join(home.dir, 'store'));
   cleanups.push(() => store.close());
-  const server = new RpcServer({ store } as RpcBackend, silentLogger());
+  const backend: Pick<RpcBackend, 'store'> = { store };
+  const server = new RpcServer(backend as RpcBackend, silentLogger());
   const listener = await listen('127.0.0.1:0', server.handler, nodeListenerMove('rpc.address', '127.0.0.1:0'));
   cleanups.push(() => listener.close());
   return { store, rpc: `http://127.0.0.1:${listener.address.port}` };

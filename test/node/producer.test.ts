@@ -1,0 +1,120 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Closers, CoreParts } from '../../src/node/index.js';
+import { buildChain, buildProducer, type Chain } from '../../src/node/index.js';
+import { decodeStoredBlock } from '../../src/store/index.js';
+import { coreParts } from '../helpers/node-parts.js';
+import { waitFor } from '../helpers/wait.js';
+
+// The block producer built alone (src/node/parts.ts) over a real store in a
+// temp dir and the kv execution layer: no socket, no DA, no node around it.
+
+const closers: Closers = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+});
+
+const enc = (s: string) => new TextEncoder().encode(s);
+const dec = (b: Uint8Array) => new TextDecoder().decode(b);
+
+/** A producer at a 5 ms block time, its chain, and the heights committed in order; stopped when the test ends. */
+async function producing(config: Partial<CoreParts['config']['node']> = {}) {
+  const parts = await coreParts(closers, { config: (c) => Object.assign(c.node, { aggregator: true, block_time: 5, max_pending_blocks: 0 }, config) });
+  const chain = await buildChain(parts);
+  const producer = buildProducer(parts, chain, null);
+  const root = new AbortController();
+  closers.push(() => producer.stopped());
+  closers.push(() => root.abort(new Error('test over')));
+  const heights: bigint[] = [];
+  chain.onBlock((block) => heights.push(block.header!.header!.height));
+  const fatal: Error[] = [];
+  const start = () => producer.start(root.signal, (err) => fatal.push(err));
+  return { parts, chain, producer, root, heights, fatal, start };
+}
+
+/** Every block the store holds, 1..height, decoded: a gap or a second block at a height fails here. */
+async function storedChain(parts: CoreParts, chain: Chain) {
+  const blocks = [];
+  for (let h = 1n; h <= chain.height; h++) {
+    const stored = await parts.store.getBlock(h);
+    expect(stored, `block ${h} in the store`).not.toBeNull();
+    blocks.push(decodeStoredBlock(stored!));
+  }
+  return blocks;
+}
+
+const consecutive = (n: bigint) => Array.from({ length: Number(n) }, (_, i) => BigInt(i + 1));
+
+describe('BlockProducer', () => {
+  it('starts, stops and starts again while its node runs: every height once, none skipped, every tx in one block', async () => {
+    const { parts, chain, producer, heights, fatal, start } = await producing();
+    const sent: string[] = [];
+    const send = async () => {
+      const tx = `k${sent.length}=v`;
+      sent.push(tx);
+      await parts.executor.submitTx(enc(tx));
+    };
+
+    start();
+    start(); // a second start while it runs does nothing
+    expect(producer.running).toBe(true);
+    await send();
+    await waitFor(() => chain.height >= 3n, 'three blocks');
+    await producer.stop();
+    expect(producer.running).toBe(false);
+    const atStop = chain.height;
+    // Stopped: txs wait, and the chain stays where stop() left it until production starts again.
+    await send();
+    await send();
+    expect(chain.height).toBe(atStop);
+    expect(heights).toEqual(consecutive(atStop));
+
+    start();
+    await waitFor(() => chain.height >= atStop + 3n, 'three more blocks after the restart');
+    // A stop not waited for, then a start at once: the new loop waits for the old one's last block.
+    const stopping = producer.stop();
+    start();
+    await stopping;
+    expect(producer.running).toBe(true);
+    await send();
+    await waitFor(() => parts.mempool.size === 0 && chain.height >= atStop + 6n, 'the last tx in a block');
+    await producer.stop();
+
+    expect(fatal).toEqual([]);
+    expect(heights).toEqual(consecutive(chain.height));
+    const blocks = await storedChain(parts, chain);
+    expect(blocks.map((b) => b.header!.header!.height)).toEqual(consecutive(chain.height));
+    expect(blocks.flatMap((b) => b.data!.txs.map(dec)).sort()).toEqual([...sent].sort());
+  });
+
+  it('stops for good when the node\'s signal aborts: a later start does nothing', async () => {
+    const { chain, producer, root, fatal, start } = await producing();
+    start();
+    await waitFor(() => chain.height >= 2n, 'two blocks');
+    root.abort(new Error('node shutting down'));
+    await producer.stopped();
+    const atAbort = chain.height;
+    start();
+    expect(producer.running).toBe(false);
+    await producer.stopped();
+    expect(chain.height).toBe(atAbort);
+    expect(fatal).toEqual([]);
+  });
+
+  it('pauses at node.max_pending_blocks blocks not on DA, and says why', async () => {
+    const { chain, producer, start } = await producing({ max_pending_blocks: 2 });
+    start();
+    // Nothing submits to DA here: the third block never comes.
+    await waitFor(() => producer.pausedReason, 'production to pause at the cap');
+    expect(chain.height).toBe(2n);
+    expect(producer.pendingCapReason()).toBe('production paused: 2 blocks pending DA inclusion (cap 2)');
+    await producer.stop();
+    expect(chain.height).toBe(2n);
+  });
+
+  it('a stop before any start, or twice, resolves', async () => {
+    const { chain, producer } = await producing();
+    await producer.stop();
+    await producer.stop();
+    expect(chain.height).toBe(0n);
+  });
+});
