@@ -27,19 +27,20 @@ export async function runDaemon(opts: DaemonOptions): Promise<number> {
   // The daemon's own lines; components log through children of their own.
   const log = logger.child({ module: 'node' });
   let onFatal: (err: Error) => void = () => undefined;
-  let startupFailure: Error | null = null;
+  // A holder, not a let: TypeScript does not see the callback assign it, and would narrow it to null.
+  const startup: { failure: Error | null } = { failure: null };
   const supervisor = await Supervisor.start(opts.config.supervise, {
     home: opts.home,
     logger,
     onGiveUp: (err) => {
-      startupFailure ??= err;
+      startup.failure ??= err;
       onFatal(err);
     },
   });
   let node: Node;
   try {
     node = await Node.init({ ...opts, children: () => supervisor.status() });
-    if (startupFailure) throw startupFailure;
+    if (startup.failure) throw startup.failure;
   } catch (err) {
     await supervisor.stop();
     throw err;

@@ -19,7 +19,8 @@ export function logSecrets(home: string, config: Config): string[] {
   const paths = homePaths(home);
   for (const file of [paths.signerFile, paths.nodeKeyFile]) {
     try {
-      const privKey = String((JSON.parse(readFileSync(file, 'utf8')) as { priv_key?: unknown }).priv_key ?? '');
+      const stored = (JSON.parse(readFileSync(file, 'utf8')) as { priv_key?: unknown }).priv_key;
+      const privKey = typeof stored === 'string' ? stored : '';
       secrets.push(privKey, Buffer.from(privKey, 'base64').toString('hex'));
     } catch {
       // Unreadable key file: Node.init says so.
