@@ -27,7 +27,24 @@ import { packageRoot } from './lib/node.js';
 import { markdownTable, runMeta, writeResults, type Row } from './lib/report.js';
 import { killLiveChildren, Scope } from './lib/scope.js';
 
-const BENCHES: Bench[] = [getBlock, producer, admission, metrics, daSync, catchup, submitter, version, idleRss, doctor, gossip, dashboard, abci, grpcExec, evm, forced];
+const BENCHES: Bench[] = [
+  getBlock,
+  producer,
+  admission,
+  metrics,
+  daSync,
+  catchup,
+  submitter,
+  version,
+  idleRss,
+  doctor,
+  gossip,
+  dashboard,
+  abci,
+  grpcExec,
+  evm,
+  forced,
+];
 
 const USAGE = `usage: node dist/bench/run.js [--quick] [--only NAME[,NAME…]] [--noded-only]
 
@@ -68,7 +85,10 @@ let interrupted = false;
 
 async function main(): Promise<void> {
   const { quick, nodedOnly, benches } = parseOptions();
-  const meta = runMeta(quick, benches.map((b) => b.name));
+  const meta = runMeta(
+    quick,
+    benches.map((b) => b.name),
+  );
   const rows: Row[] = [];
   for (const bench of benches) {
     process.stderr.write(`bench: ${bench.name}: ${bench.description}…\n`);

@@ -17,7 +17,10 @@ function targetFor(flags: { home?: string; node?: string }): NodeTarget {
   if (flags.node !== undefined) return { address: flags.node };
   const home = resolveHome(flags.home);
   if (!existsSync(homePaths(home).configFile)) {
-    throw new CommandFailure(`no node home at ${home} (config/node.yml is missing): give the node's home with --home (or NODED_HOME), or its address with --node URL`, 'HOME_MISSING');
+    throw new CommandFailure(
+      `no node home at ${home} (config/node.yml is missing): give the node's home with --home (or NODED_HOME), or its address with --node URL`,
+      'HOME_MISSING',
+    );
   }
   try {
     const config = loadConfig({ home });

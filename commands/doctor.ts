@@ -31,7 +31,10 @@ On a terminal the checks show as a live task list; otherwise one plain line per 
 Exit status: 0 when no check fails (warnings allowed), 1 when a check fails, 2 when doctor could not run (an unknown --check id, a bad --timeout, a --log file that does not exist).`;
   static examples = [
     { description: 'Check the node in ~/.node', command: '<%= config.bin %> <%= command.id %>' },
-    { description: 'Only the DA checks, with a 5 s bound, as JSON', command: '<%= config.bin %> <%= command.id %> --check da-health,da-sync,da-auth,da-balance --timeout 5s --json' },
+    {
+      description: 'Only the DA checks, with a 5 s bound, as JSON',
+      command: '<%= config.bin %> <%= command.id %> --check da-health,da-sync,da-auth,da-balance --timeout 5s --json',
+    },
     { description: 'Scan a node log for DA out-of-funds failures', command: '<%= config.bin %> <%= command.id %> --check da-balance --log /var/log/noded.log' },
     { description: 'What each check verifies', command: '<%= config.bin %> <%= command.id %> --list-checks' },
   ];

@@ -18,10 +18,13 @@ Refuses a directory that already holds a home unless --force is given; --force r
 
 With --join URL it makes a full node of a running chain instead: it fetches the genesis (GET /genesis), the P2P address and the DA namespaces from the aggregator's RPC listener, checks that the genesis is the aggregator's and that its first block is signed by the genesis proposer, and writes the home with that genesis as is, the aggregator in p2p.peers and the namespaces in node.yml. Nothing is written unless every check passes.`;
   static examples = [
-    { description: 'Create the home of a new chain\'s aggregator in ~/.node', command: '<%= config.bin %> <%= command.id %> --chain-id mychain-1 --aggregator' },
+    { description: "Create the home of a new chain's aggregator in ~/.node", command: '<%= config.bin %> <%= command.id %> --chain-id mychain-1 --aggregator' },
     { description: 'Create a full node home elsewhere, as JSON', command: '<%= config.bin %> <%= command.id %> --home /srv/node --chain-id mychain-1 --json' },
     { description: 'Start over: new keys, empty data', command: '<%= config.bin %> <%= command.id %> --chain-id mychain-1 --aggregator --force' },
-    { description: 'Join a running chain as a full node, from its aggregator\'s RPC', command: '<%= config.bin %> <%= command.id %> --join http://10.0.0.5:7331 --home ~/.node-full' },
+    {
+      description: "Join a running chain as a full node, from its aggregator's RPC",
+      command: '<%= config.bin %> <%= command.id %> --join http://10.0.0.5:7331 --home ~/.node-full',
+    },
   ];
   static enableJsonFlag = true;
   static flags = {
@@ -29,16 +32,18 @@ With --join URL it makes a full node of a running chain instead: it fetches the 
       description: 'Chain id written to genesis.json (letters, digits, ".", "_", "-"; at most 50)',
       default: 'noded-local',
     }),
-    aggregator: Flags.boolean({ description: 'Make this node the chain\'s aggregator (block producer)', default: false }),
+    aggregator: Flags.boolean({ description: "Make this node the chain's aggregator (block producer)", default: false }),
     join: Flags.string({
-      description: "Join a running chain as a full node: the RPC URL of its aggregator (http://<host>:7331), from which genesis, P2P address and DA namespaces are fetched and verified",
+      description:
+        'Join a running chain as a full node: the RPC URL of its aggregator (http://<host>:7331), from which genesis, P2P address and DA namespaces are fetched and verified',
     }),
     'da-address': Flags.string({
       description: 'With --join: the DA node this full node reads (da.address); the default http://127.0.0.1:26658 when not given',
       dependsOn: ['join'],
     }),
     'forced-inclusion-epoch': Flags.integer({
-      description: "DA blocks per forced-inclusion epoch, written to genesis as da_epoch_forced_inclusion (ev-node's field): a tx posted with `noded tx post` must be in a block by the end of the epoch after its own",
+      description:
+        "DA blocks per forced-inclusion epoch, written to genesis as da_epoch_forced_inclusion (ev-node's field): a tx posted with `noded tx post` must be in a block by the end of the epoch after its own",
       default: Number(DEFAULT_FORCED_INCLUSION_EPOCH),
       min: 1,
     }),
@@ -49,10 +54,30 @@ With --join URL it makes a full node of a running chain instead: it fetches the 
       options: ['kv', 'evm', 'grpc'],
       default: 'kv',
     }),
-    'el-engine-port': Flags.integer({ description: 'With --execution evm: the EthereumJS client\'s Engine API port (127.0.0.1)', default: DEFAULT_EVM_PORTS.engine, min: 1, max: 65535 }),
-    'el-rpc-port': Flags.integer({ description: 'With --execution evm: its JSON-RPC port for eth_* calls (127.0.0.1)', default: DEFAULT_EVM_PORTS.rpc, min: 1, max: 65535 }),
-    'el-p2p-port': Flags.integer({ description: 'With --execution evm: its devp2p port (it binds all interfaces; no peers are dialled)', default: DEFAULT_EVM_PORTS.p2p, min: 1, max: 65535 }),
-    'exec-port': Flags.integer({ description: 'With --execution grpc: the port `noded exec serve` listens on (127.0.0.1)', default: DEFAULT_EXEC_PORT, min: 1, max: 65535 }),
+    'el-engine-port': Flags.integer({
+      description: "With --execution evm: the EthereumJS client's Engine API port (127.0.0.1)",
+      default: DEFAULT_EVM_PORTS.engine,
+      min: 1,
+      max: 65535,
+    }),
+    'el-rpc-port': Flags.integer({
+      description: 'With --execution evm: its JSON-RPC port for eth_* calls (127.0.0.1)',
+      default: DEFAULT_EVM_PORTS.rpc,
+      min: 1,
+      max: 65535,
+    }),
+    'el-p2p-port': Flags.integer({
+      description: 'With --execution evm: its devp2p port (it binds all interfaces; no peers are dialled)',
+      default: DEFAULT_EVM_PORTS.p2p,
+      min: 1,
+      max: 65535,
+    }),
+    'exec-port': Flags.integer({
+      description: 'With --execution grpc: the port `noded exec serve` listens on (127.0.0.1)',
+      default: DEFAULT_EXEC_PORT,
+      min: 1,
+      max: 65535,
+    }),
   };
 
   async run(): Promise<InitJson> {
@@ -99,7 +124,8 @@ With --join URL it makes a full node of a running chain instead: it fetches the 
       try {
         parseConfigText(renderNodeYml({ 'da.address': daAddress }), '--da-address');
       } catch (err) {
-        if (err instanceof ConfigError) this.fail(`--da-address: got ${JSON.stringify(daAddress)}, expected an http(s) URL like http://127.0.0.1:26658`, 'INVALID_FLAG', 2);
+        if (err instanceof ConfigError)
+          this.fail(`--da-address: got ${JSON.stringify(daAddress)}, expected an http(s) URL like http://127.0.0.1:26658`, 'INVALID_FLAG', 2);
         throw err;
       }
     }
@@ -117,11 +143,24 @@ With --join URL it makes a full node of a running chain instead: it fetches the 
     const config = loadConfig({ home, env: {} });
     this.log(`Joined chain ${result.chainId} from ${source.url}: a full node home in ${home}`);
     const json = this.report(result, flags.home);
-    this.log(`Genesis: as ${source.url} serves it; its block ${source.genesis.initialHeight} is signed by the genesis proposer ${Buffer.from(source.genesis.proposerAddress).toString('base64')}`);
+    this.log(
+      `Genesis: as ${source.url} serves it; its block ${source.genesis.initialHeight} is signed by the genesis proposer ${Buffer.from(source.genesis.proposerAddress).toString('base64')}`,
+    );
     this.log(`Peer (p2p.peers): ${source.peer}`);
-    this.log(`DA: reads ${config.da.address} (da.address${daAddress ? '' : ', the default: set it to the DA node this machine reads'}), namespace ${source.namespaces.header}${source.namespaces.data !== source.namespaces.header ? `, data namespace ${source.namespaces.data}` : ''}`);
+    this.log(
+      `DA: reads ${config.da.address} (da.address${daAddress ? '' : ', the default: set it to the DA node this machine reads'}), namespace ${source.namespaces.header}${source.namespaces.data !== source.namespaces.header ? `, data namespace ${source.namespaces.data}` : ''}`,
+    );
     this.logStart(flags.home, home);
-    return { ...json, joined: { url: source.url, peer: source.peer, da_address: config.da.address, header_namespace: source.namespaces.header, data_namespace: source.namespaces.data } };
+    return {
+      ...json,
+      joined: {
+        url: source.url,
+        peer: source.peer,
+        da_address: config.da.address,
+        header_namespace: source.namespaces.header,
+        data_namespace: source.namespaces.data,
+      },
+    };
   }
 
   /** The lines every init prints about the home it wrote, and its --json answer. */
@@ -130,7 +169,7 @@ With --join URL it makes a full node of a running chain instead: it fetches the 
     const p2pAddress = ownPeerAddress(loadConfig({ home, env: {} }).p2p.listen_address, result.peerId);
     for (const path of result.created) this.log(`  created ${path}`);
     this.log(`P2P address: ${p2pAddress}`);
-    this.log('  other nodes list it in p2p.peers; put this machine\'s public IP in place of 127.0.0.1 for nodes elsewhere');
+    this.log("  other nodes list it in p2p.peers; put this machine's public IP in place of 127.0.0.1 for nodes elsewhere");
     return {
       home: result.home,
       chain_id: result.chainId,

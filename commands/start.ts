@@ -26,16 +26,24 @@ export default class Start extends NodedCommand {
   static examples = [
     { description: 'Run a devnet: an aggregator producing a block every second', command: '<%= config.bin %> <%= command.id %> --dev' },
     { description: 'Run the node in ~/.node', command: '<%= config.bin %> <%= command.id %>' },
-    { description: 'Override config for this run', command: '<%= config.bin %> <%= command.id %> --node.node.block_time 500ms --node.rpc.address 127.0.0.1:17331' },
-    { description: 'A second node on one machine', command: 'NODED_HOME=/srv/node2 <%= config.bin %> <%= command.id %> --node.rpc.address 127.0.0.1:7332 --node.rpc.status_address 127.0.0.1:26667' },
+    {
+      description: 'Override config for this run',
+      command: '<%= config.bin %> <%= command.id %> --node.node.block_time 500ms --node.rpc.address 127.0.0.1:17331',
+    },
+    {
+      description: 'A second node on one machine',
+      command: 'NODED_HOME=/srv/node2 <%= config.bin %> <%= command.id %> --node.rpc.address 127.0.0.1:7332 --node.rpc.status_address 127.0.0.1:26667',
+    },
   ];
   static flags = {
     dev: Flags.boolean({
-      description: 'Run a devnet in ~/.node-devnet (or --home), initialising it as an aggregator on first use; serves the built-in DA (da.local) unless --no-node.da.local',
+      description:
+        'Run a devnet in ~/.node-devnet (or --home), initialising it as an aggregator on first use; serves the built-in DA (da.local) unless --no-node.da.local',
       default: false,
     }),
     dashboard: Flags.boolean({
-      description: 'Show the live dashboard (as `status --watch`) instead of log lines, which go to log.file (or <home>/logs/node.log when unset); q asks, then stops the node cleanly',
+      description:
+        'Show the live dashboard (as `status --watch`) instead of log lines, which go to log.file (or <home>/logs/node.log when unset); q asks, then stops the node cleanly',
       default: false,
     }),
     'node.clear_cache': Flags.boolean({

@@ -12,8 +12,10 @@ import { daStatusFields, describeDa } from '../src/node/notifier.js';
 const MIN_INTERVAL_MS = 100;
 
 export default class Status extends NodedCommand {
-  static summary = 'Show how the node on this home is doing: role, height, last block, sync, health, DA (an aggregator\'s pending blocks, or what a full node follows).';
-  static description = 'Asks this home\'s node, at rpc.address of its config/node.yml, and checks that the node answering is this home\'s (its chain id and the P2P peer id of config/node_key.json); or, with --node, the node at that address (its RPC or its status listener). Every figure comes from that one node. Exits 1 when no node of the home runs, or nothing answers.';
+  static summary =
+    "Show how the node on this home is doing: role, height, last block, sync, health, DA (an aggregator's pending blocks, or what a full node follows).";
+  static description =
+    "Asks this home's node, at rpc.address of its config/node.yml, and checks that the node answering is this home's (its chain id and the P2P peer id of config/node_key.json); or, with --node, the node at that address (its RPC or its status listener). Every figure comes from that one node. Exits 1 when no node of the home runs, or nothing answers.";
   static examples = [
     { description: 'The node in ~/.node', command: '<%= config.bin %> <%= command.id %>' },
     { description: 'The devnet, as JSON for a script', command: '<%= config.bin %> <%= command.id %> --home ~/.node-devnet --json' },

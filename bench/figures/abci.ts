@@ -50,7 +50,10 @@ export const abci: Bench = {
           // A fresh app a round, in its own process as a Cosmos-SDK app is deployed: the node's thread does only the node's side.
           const app = await startKvStoreProcess(scope);
           try {
-            return await execRound(scope, makeTxs(count, TX_BYTES, `abci${r++}`), BLOCK_TIME, { 'execution.type': 'abci', 'execution.abci_address': app.address });
+            return await execRound(scope, makeTxs(count, TX_BYTES, `abci${r++}`), BLOCK_TIME, {
+              'execution.type': 'abci',
+              'execution.abci_address': app.address,
+            });
           } finally {
             await app.stop();
           }

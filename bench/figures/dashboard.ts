@@ -28,7 +28,12 @@ async function cpuPercent(pid: number, windowMs: number): Promise<number> {
 async function poll(check: () => Promise<boolean> | boolean, what: string, timeoutMs: number): Promise<void> {
   await withDeadline(
     (async () => {
-      while (!(await Promise.resolve().then(check).catch(() => false))) await new Promise((r) => setTimeout(r, 100));
+      while (
+        !(await Promise.resolve()
+          .then(check)
+          .catch(() => false))
+      )
+        await new Promise((r) => setTimeout(r, 100));
     })(),
     timeoutMs,
     what,

@@ -31,10 +31,14 @@ async function readyDevnet(scope: Scope, runJs: string): Promise<{ home: string;
   const home = scope.tempDir('noded-bench-doctor-');
   const [rpc, status, p2p, da] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
   const flags = [
-    '--node.rpc.address', `127.0.0.1:${rpc}`,
-    '--node.rpc.status_address', `127.0.0.1:${status}`,
-    '--node.p2p.listen_address', `/ip4/127.0.0.1/tcp/${p2p}`,
-    '--node.da.address', `http://127.0.0.1:${da}`,
+    '--node.rpc.address',
+    `127.0.0.1:${rpc}`,
+    '--node.rpc.status_address',
+    `127.0.0.1:${status}`,
+    '--node.p2p.listen_address',
+    `/ip4/127.0.0.1/tcp/${p2p}`,
+    '--node.da.address',
+    `http://127.0.0.1:${da}`,
   ];
   scope.spawn(process.execPath, [runJs, 'start', '--dev', '--home', home, ...flags]);
   const ready = async () => {
@@ -72,8 +76,10 @@ export const doctor: Bench = {
     initHome({ home: down, chainId: 'bench-down', aggregator: false, force: false });
     const silent = await silentServer(scope);
     const downFlags = [
-      '--node.da.address', `http://${silent}`,
-      '--node.p2p.peers', `/ip4/127.0.0.1/tcp/${silent.split(':')[1]}/p2p/12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN`,
+      '--node.da.address',
+      `http://${silent}`,
+      '--node.p2p.peers',
+      `/ip4/127.0.0.1/tcp/${silent.split(':')[1]}/p2p/12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN`,
     ];
     const allDown = await interleave(
       rounds,

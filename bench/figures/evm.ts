@@ -44,7 +44,8 @@ async function freshChain(scope: Scope): Promise<Chain> {
 
 /** Fills the client's pool with `count` signed transfers. */
 async function fillPool(chain: Chain, count: number): Promise<void> {
-  for (let nonce = 0; nonce < count; nonce++) await ethCall(chain.ethUrl, 'eth_sendRawTransaction', [signTransfer(chain.dev.private_key, RECIPIENT, 1n, nonce)]);
+  for (let nonce = 0; nonce < count; nonce++)
+    await ethCall(chain.ethUrl, 'eth_sendRawTransaction', [signTransfer(chain.dev.private_key, RECIPIENT, 1n, nonce)]);
 }
 
 /**
@@ -62,7 +63,13 @@ async function elAlone(chain: Chain, poolTxs: number): Promise<number> {
     const seconds = nowNanos() / 1_000_000_000n;
     timestamp = seconds > timestamp ? seconds : timestamp + 1n;
     const forkchoice = { headBlockHash: head.hash, safeBlockHash: head.hash, finalizedBlockHash: head.hash };
-    const attributes = { timestamp: `0x${timestamp.toString(16)}`, prevRandao: ZERO_HASH, suggestedFeeRecipient: `0x${'00'.repeat(20)}`, withdrawals: [], parentBeaconBlockRoot: ZERO_HASH };
+    const attributes = {
+      timestamp: `0x${timestamp.toString(16)}`,
+      prevRandao: ZERO_HASH,
+      suggestedFeeRecipient: `0x${'00'.repeat(20)}`,
+      withdrawals: [],
+      parentBeaconBlockRoot: ZERO_HASH,
+    };
     const { payloadId } = await engine.call<{ payloadId: Hex }>('engine_forkchoiceUpdatedV3', [forkchoice, attributes]);
     const { executionPayload: payload } = await engine.call<{ executionPayload: { blockHash: Hex; transactions: Hex[] } }>('engine_getPayloadV3', [payloadId]);
     await engine.call('engine_newPayloadV3', [payload, [], ZERO_HASH]);
@@ -106,7 +113,11 @@ export const evm: Bench = {
       await fillPool(chain, poolTxs);
       return withDeadline(side(chain, poolTxs), deadlineMs, `${poolTxs} transfers in blocks (${name})`);
     };
-    const paired = await interleave(rounds, { baseline: () => measure(elAlone, 'EL alone'), noded: () => measure(underNoded, 'noded') }, { nodedOnly: opts.nodedOnly });
+    const paired = await interleave(
+      rounds,
+      { baseline: () => measure(elAlone, 'EL alone'), noded: () => measure(underNoded, 'noded') },
+      { nodedOnly: opts.nodedOnly },
+    );
     return [
       row(
         `EVM transfers through the rollup at block_time ${BLOCK_TIME_MS}ms`,

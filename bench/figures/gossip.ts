@@ -75,7 +75,13 @@ async function rawLatencies(scope: Scope, blocks: number, message: Uint8Array): 
   const logger = silentLogger();
   const receiver = await P2PHost.create({ seed: Ed25519Key.generate().seed, listen: '/ip4/127.0.0.1/tcp/0', peers: [], chainId: 'bench-raw', logger });
   scope.defer(() => receiver.close());
-  const sender = await P2PHost.create({ seed: Ed25519Key.generate().seed, listen: '/ip4/127.0.0.1/tcp/0', peers: [receiver.listenAddresses()[0]!], chainId: 'bench-raw', logger });
+  const sender = await P2PHost.create({
+    seed: Ed25519Key.generate().seed,
+    listen: '/ip4/127.0.0.1/tcp/0',
+    peers: [receiver.listenAddresses()[0]!],
+    chainId: 'bench-raw',
+    logger,
+  });
   scope.defer(() => sender.close());
   const topic = headerTopic('bench-raw');
   const sentAt = new Map<number, number>();

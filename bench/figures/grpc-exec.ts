@@ -35,7 +35,10 @@ export const grpcExec: Bench = {
         noded: async () => {
           const executor = await startExecutorProcess(scope);
           try {
-            return await execRound(scope, makeTxs(count, TX_BYTES, `grpc${r++}`), BLOCK_TIME, { 'execution.type': 'grpc', 'execution.grpc_address': executor.url });
+            return await execRound(scope, makeTxs(count, TX_BYTES, `grpc${r++}`), BLOCK_TIME, {
+              'execution.type': 'grpc',
+              'execution.grpc_address': executor.url,
+            });
           } finally {
             await executor.stop();
           }

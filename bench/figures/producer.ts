@@ -106,7 +106,13 @@ export const producer: Bench = {
       `state root — captured from BlockStore.commitBlock) written to a separate temp classic-level DB, one awaited batch per block.`;
     return [
       row('Producer blocks/s', 'blocks/s', paired, { ratioAtLeast: 0.5 }, note),
-      row('Producer txs/s', 'txs/s', scalePaired(paired, TXS_PER_BLOCK), { ratioAtLeast: 0.5 }, 'blocks/s × 1,000 txs per block (every block checked to hold 1,000).'),
+      row(
+        'Producer txs/s',
+        'txs/s',
+        scalePaired(paired, TXS_PER_BLOCK),
+        { ratioAtLeast: 0.5 },
+        'blocks/s × 1,000 txs per block (every block checked to hold 1,000).',
+      ),
     ];
   },
 };

@@ -1,7 +1,17 @@
 import type { ChildProcess } from 'node:child_process';
 import { ownPeerAddress, type ConfigFlags } from '../../src/config/index.js';
 import { readHome } from '../../src/home/index.js';
-import { createAggregatorHome, createFullNodeHome, openNode, packageRoot, produceFullBlocks, startLocalDa, startProducing, until, withDeadline } from './node.js';
+import {
+  createAggregatorHome,
+  createFullNodeHome,
+  openNode,
+  packageRoot,
+  produceFullBlocks,
+  startLocalDa,
+  startProducing,
+  until,
+  withDeadline,
+} from './node.js';
 import { freePort } from './ports.js';
 import type { Scope } from './scope.js';
 
@@ -104,7 +114,10 @@ export function answers(url: string): () => Promise<boolean> {
  * its stderr) if the child exits first or the deadline passes.
  */
 export async function spawnNoded(scope: Scope, args: string[], ready: () => Promise<boolean>, what: string, ms = 30_000): Promise<ChildProcess> {
-  const child = scope.spawn(process.execPath, [...process.execArgv, `${packageRoot()}bin/run.js`, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env: childEnv() });
+  const child = scope.spawn(process.execPath, [...process.execArgv, `${packageRoot()}bin/run.js`, ...args], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: childEnv(),
+  });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (text: string) => {
     stderr = (stderr + text).slice(-8192);
@@ -147,15 +160,22 @@ export async function startPeerProcess(scope: Scope, home: string): Promise<stri
   const listen = `/ip4/127.0.0.1/tcp/${p2p}`;
   const args = [
     'start',
-    '--home', home,
+    '--home',
+    home,
     '--no-node.node.aggregator',
-    '--node.p2p.listen_address', listen,
-    '--node.rpc.address', `127.0.0.1:${rpc}`,
-    '--node.rpc.status_address', `127.0.0.1:${status}`,
+    '--node.p2p.listen_address',
+    listen,
+    '--node.rpc.address',
+    `127.0.0.1:${rpc}`,
+    '--node.rpc.status_address',
+    `127.0.0.1:${status}`,
     '--no-node.da.local',
-    '--node.da.address', 'http://127.0.0.1:1',
-    '--node.log.format', 'json',
-    '--node.log.level', 'warn',
+    '--node.da.address',
+    'http://127.0.0.1:1',
+    '--node.log.format',
+    'json',
+    '--node.log.level',
+    'warn',
   ];
   // Every listener, P2P first, is bound before /health/live answers.
   await spawnNoded(scope, args, answers(`http://127.0.0.1:${rpc}/health/live`), 'the peer (`noded start`)');

@@ -26,7 +26,11 @@ async function txsPerSecond(node: Node, txs: Buffer[]): Promise<number> {
     while (next < txs.length) await node.executor.submitTx(txs[next++]!);
   };
   const submitted = Promise.all(Array.from({ length: IN_FLIGHT }, submitter));
-  const end = await withDeadline(Promise.race([Promise.all([allCommitted, submitted]).then(([at]) => at), production]), 120_000, `${txs.length} txs committed (${committed} so far)`);
+  const end = await withDeadline(
+    Promise.race([Promise.all([allCommitted, submitted]).then(([at]) => at), production]),
+    120_000,
+    `${txs.length} txs committed (${committed} so far)`,
+  );
   return txs.length / ((end - start) / 1000);
 }
 

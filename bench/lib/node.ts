@@ -44,7 +44,14 @@ export function openNode(home: string, flags: ConfigFlags = {}, logger: Logger =
   const config = loadConfig({
     home,
     env: {},
-    flags: { 'rpc.address': '127.0.0.1:0', 'rpc.status_address': '127.0.0.1:0', 'p2p.listen_address': '/ip4/127.0.0.1/tcp/0', 'node.aggregator': true, ...NO_DA, ...flags },
+    flags: {
+      'rpc.address': '127.0.0.1:0',
+      'rpc.status_address': '127.0.0.1:0',
+      'p2p.listen_address': '/ip4/127.0.0.1/tcp/0',
+      'node.aggregator': true,
+      ...NO_DA,
+      ...flags,
+    },
   });
   return Node.init({ home, config, logger, version: version() });
 }
@@ -142,7 +149,11 @@ export async function produceFullBlocks(node: Node, blocks: number, txsPerBlock:
   feeder.feed(batches[0]!);
   const start = performance.now();
   // Far slower than any healthy run (5 blocks/s), so it only trips when production stalls.
-  const end = await withDeadline(Promise.race([lastCommitAt, startProducing(node), feeder.failed]), 30_000 + blocks * 200, `${blocks} blocks (${committed} so far)`);
+  const end = await withDeadline(
+    Promise.race([lastCommitAt, startProducing(node), feeder.failed]),
+    30_000 + blocks * 200,
+    `${blocks} blocks (${committed} so far)`,
+  );
   return blocks / ((end - start) / 1000);
 }
 

@@ -74,7 +74,9 @@ export function markdownTable(rows: Row[], meta: RunMeta): string {
         `| ${r.figure} [${i + 1}] | ${num(r.noded)} ${r.unit} | ${num(r.baseline)} ${r.unit} | ${num(r.ratio)} | ${formatTarget(r.target, r.unit)} | ${r.met === null ? '–' : r.met ? 'yes' : '**no**'} |`,
     ),
     '',
-    ...rows.map((r, i) => `${i + 1}. ${r.note} Rounds: noded ${r.samples.noded.map(num).join(', ')}; baseline ${r.samples.baseline.map(num).join(', ') || '–'}.`),
+    ...rows.map(
+      (r, i) => `${i + 1}. ${r.note} Rounds: noded ${r.samples.noded.map(num).join(', ')}; baseline ${r.samples.baseline.map(num).join(', ') || '–'}.`,
+    ),
     ...(meta.failed.length ? ['', ...meta.failed.map((f) => `**${f.bench} failed**: ${f.error}`)] : []),
   ];
   return lines.join('\n') + '\n';

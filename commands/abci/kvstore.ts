@@ -13,7 +13,10 @@ export default class AbciKvstore extends NodedCommand {
 Start it, then the node with --node.execution.type abci --node.execution.abci_address <the same address>. Once listening it logs "ABCI app listening" with the bound address. SIGINT or SIGTERM stops it.`;
   static examples = [
     { description: "The app on the default ABCI address, its state beside the node's in ~/.node/abci-kvstore", command: '<%= config.bin %> <%= command.id %>' },
-    { description: 'On a unix socket, with a home of its own', command: '<%= config.bin %> <%= command.id %> --home ~/.kvstore --address unix:///tmp/kvstore.sock' },
+    {
+      description: 'On a unix socket, with a home of its own',
+      command: '<%= config.bin %> <%= command.id %> --home ~/.kvstore --address unix:///tmp/kvstore.sock',
+    },
   ];
   static flags = {
     address: Flags.string({ description: 'Where to listen: tcp://host:port (port 0 = any free port) or unix:///path', default: 'tcp://127.0.0.1:26659' }),

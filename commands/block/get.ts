@@ -15,7 +15,7 @@ function parseHash(text: string): Uint8Array | null {
 }
 
 export default class BlockGet extends NodedCommand {
-  static summary = 'Print a block from the node\'s store RPC, by height or by hash.';
+  static summary = "Print a block from the node's store RPC, by height or by hash.";
   static description = 'Asks POST /node.v1.StoreService/GetBlock. --json prints exactly the GetBlock JSON. Exits 1 when there is no such block.';
   static examples = [
     { description: 'Block 42 of the node on this home', command: '<%= config.bin %> <%= command.id %> --height 42' },

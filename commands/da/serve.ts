@@ -20,16 +20,28 @@ Point nodes at it with --node.da.address http://<listen> (and --node.da.auth_tok
 Logs go to stderr; once listening it logs "local DA serving" with the bound address. SIGINT or SIGTERM closes it (exit 0).`;
   static examples = [
     { description: 'A DA for a multi-node devnet on the default port', command: '<%= config.bin %> <%= command.id %> --home ~/.node-da' },
-    { description: 'Fast blocks and a token (also read from NODED_DA_AUTH_TOKEN)', command: '<%= config.bin %> <%= command.id %> --block-time 200ms --token "$DA_TOKEN"' },
-    { description: 'Any free port, JSON logs and a fault-switch listener, as tests run it', command: '<%= config.bin %> <%= command.id %> --listen 127.0.0.1:0 --admin 127.0.0.1:0 --log-format json' },
+    {
+      description: 'Fast blocks and a token (also read from NODED_DA_AUTH_TOKEN)',
+      command: '<%= config.bin %> <%= command.id %> --block-time 200ms --token "$DA_TOKEN"',
+    },
+    {
+      description: 'Any free port, JSON logs and a fault-switch listener, as tests run it',
+      command: '<%= config.bin %> <%= command.id %> --listen 127.0.0.1:0 --admin 127.0.0.1:0 --log-format json',
+    },
     { description: 'Then make it refuse connections', command: 'curl -X POST -d \'{"refuse":true}\' http://127.0.0.1:<admin port>/faults' },
   ];
   static flags = {
     listen: Flags.string({ description: 'host:port to serve JSON-RPC and REST on (port 0 = any free port)', default: '127.0.0.1:26658' }),
-    token: Flags.string({ description: 'Require "Authorization: Bearer <token>" for every DA method, as celestia-node does; never logged', env: 'NODED_DA_AUTH_TOKEN' }),
+    token: Flags.string({
+      description: 'Require "Authorization: Bearer <token>" for every DA method, as celestia-node does; never logged',
+      env: 'NODED_DA_AUTH_TOKEN',
+    }),
     'block-time': Flags.string({ description: `DA block time, ${DURATION_FORM}`, default: '1s' }),
     'max-blob-size': Flags.string({ description: 'Largest total of blob bytes one submission may carry', default: String(DEFAULT_MAX_BLOB_SIZE) }),
-    admin: Flags.string({ description: 'host:port of the admin listener (fault switches, submissions), for tests; off when absent. Loopback only unless --token is set, which it then requires' }),
+    admin: Flags.string({
+      description:
+        'host:port of the admin listener (fault switches, submissions), for tests; off when absent. Loopback only unless --token is set, which it then requires',
+    }),
     'log-format': Flags.string({ description: 'Log line format', options: ['text', 'json'], default: 'text' }),
     'log-level': Flags.string({ description: 'Lowest level logged', options: ['debug', 'info', 'warn', 'error'], default: 'info' }),
   };
@@ -52,9 +64,11 @@ Logs go to stderr; once listening it logs "local DA serving" with the bound addr
     } catch (err) {
       this.fail(`--block-time: ${(err as Error).message}`, 'INVALID_FLAG', 2);
     }
-    if (blockTimeMs <= 0) this.fail(`--block-time: got ${JSON.stringify(flags['block-time'])}, expected a duration above zero like 500ms, 1s or 2m`, 'INVALID_FLAG', 2);
+    if (blockTimeMs <= 0)
+      this.fail(`--block-time: got ${JSON.stringify(flags['block-time'])}, expected a duration above zero like 500ms, 1s or 2m`, 'INVALID_FLAG', 2);
     const maxBlobSize = /^\d{1,15}$/.test(flags['max-blob-size']) ? Number(flags['max-blob-size']) : NaN;
-    if (!(maxBlobSize >= 1)) this.fail(`--max-blob-size: got ${JSON.stringify(flags['max-blob-size'])}, expected a whole number of bytes >= 1`, 'INVALID_FLAG', 2);
+    if (!(maxBlobSize >= 1))
+      this.fail(`--max-blob-size: got ${JSON.stringify(flags['max-blob-size'])}, expected a whole number of bytes >= 1`, 'INVALID_FLAG', 2);
 
     const home = resolveHome(flags.home);
     const dir = homePaths(home).localDaDir;

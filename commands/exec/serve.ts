@@ -16,11 +16,18 @@ With --type kv its state and a ledger of the blocks it executed are kept in <hom
 Once listening it logs "executor serving" with the bound address. SIGINT or SIGTERM stops it (exit 0).`;
   static examples = [
     { description: "The kv machine on the default address, its state in the node's home", command: '<%= config.bin %> <%= command.id %>' },
-    { description: 'Any free port, a token the node must send (execution.grpc_auth_token)', command: '<%= config.bin %> <%= command.id %> --listen 127.0.0.1:0 --token "$EXEC_TOKEN"' },
+    {
+      description: 'Any free port, a token the node must send (execution.grpc_auth_token)',
+      command: '<%= config.bin %> <%= command.id %> --listen 127.0.0.1:0 --token "$EXEC_TOKEN"',
+    },
     { description: 'An ABCI app behind the ExecutorService', command: '<%= config.bin %> <%= command.id %> --type abci --abci-address tcp://127.0.0.1:26659' },
   ];
   static flags = {
-    type: Flags.string({ description: 'The machine to serve: the built-in kv machine, or the ABCI app at --abci-address', options: ['kv', 'abci'], default: 'kv' }),
+    type: Flags.string({
+      description: 'The machine to serve: the built-in kv machine, or the ABCI app at --abci-address',
+      options: ['kv', 'abci'],
+      default: 'kv',
+    }),
     'abci-address': Flags.string({ description: 'With --type abci: the app, tcp://host:port or unix:///path', default: 'tcp://127.0.0.1:26659' }),
     listen: Flags.string({ description: 'host:port to serve on (port 0 = any free port)', default: '127.0.0.1:50051' }),
     token: Flags.string({ description: 'Require "Authorization: Bearer <token>" on every call; never logged', env: 'NODED_EXEC_AUTH_TOKEN' }),
@@ -54,14 +61,23 @@ Once listening it logs "executor serving" with the bound address. SIGINT or SIGT
     }
     let server: ExecutorServer;
     try {
-      server = await ExecutorServer.start({ listen: flags.listen, move: hostPortFlagMove('listen', host), machine, logger, ...(flags.token ? { token: flags.token } : {}) });
+      server = await ExecutorServer.start({
+        listen: flags.listen,
+        move: hostPortFlagMove('listen', host),
+        machine,
+        logger,
+        ...(flags.token ? { token: flags.token } : {}),
+      });
     } catch (err) {
       await machine.close();
       if (err instanceof ListenError) this.fail(err.message, err.code);
       throw err;
     }
     const info = machine.info();
-    logger.info({ address: server.address, type: flags.type, dir, height: Number(info.height), stateRoot: info.stateRoot, auth: flags.token ? 'token required' : 'none' }, 'executor serving');
+    logger.info(
+      { address: server.address, type: flags.type, dir, height: Number(info.height), stateRoot: info.stateRoot, auth: flags.token ? 'token required' : 'none' },
+      'executor serving',
+    );
     const signal = await new Promise<NodeJS.Signals>((resolve) => {
       process.once('SIGINT', () => resolve('SIGINT'));
       process.once('SIGTERM', () => resolve('SIGTERM'));

@@ -19,7 +19,10 @@ On a terminal it lists what it deletes and asks; without one it needs --yes. --d
     yes: Flags.boolean({ char: 'y', description: 'Do not ask for confirmation (required without a terminal)', default: false }),
     'dry-run': Flags.boolean({ description: 'List what would be deleted and delete nothing', default: false }),
     'execution-db': Flags.string({ description: "The execution client's database directory (default: execution.db_path)" }),
-    force: Flags.boolean({ description: "Go ahead although something answers on execution.engine_url, or the directory does not look like an execution client's database", default: false }),
+    force: Flags.boolean({
+      description: "Go ahead although something answers on execution.engine_url, or the directory does not look like an execution client's database",
+      default: false,
+    }),
   };
 
   async run(): Promise<ResetResult> {

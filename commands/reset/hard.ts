@@ -4,7 +4,7 @@ import { resolveHome } from '../../src/config/index.js';
 import { ResetError, resetCommand, terminalUi, type ResetResult } from '../../src/reset/index.js';
 
 export default class ResetHard extends NodedCommand {
-  static summary = "Hard reset: delete everything noded made in the home, then init it again with the previous chain id and role.";
+  static summary = 'Hard reset: delete everything noded made in the home, then init it again with the previous chain id and role.';
   static description = `The spec's hard reset. Deletes what noded made in the home (config/: node.yml, genesis.json, the keys, jwt.hex, el-genesis.json; data/: store, cache, local-da, evm, node.pid; logs/), lists but leaves alone every other entry, then runs init with the chain id from the old genesis.json and the role from the old node.yml (override with --chain-id and --aggregator / --no-aggregator).
 
 The keys are regenerated: the node gets a new identity (signing key and P2P peer id), and node.yml goes back to the defaults. A full node needs the chain's genesis.json copied in again before it starts.

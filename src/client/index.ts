@@ -64,7 +64,11 @@ export class NodeClient {
   readonly rpcUrl: string;
   readonly statusUrl: string;
 
-  constructor(rpcAddress: string, statusAddress: string, private readonly timeoutMs = 5000) {
+  constructor(
+    rpcAddress: string,
+    statusAddress: string,
+    private readonly timeoutMs = 5000,
+  ) {
     this.rpcUrl = withScheme(rpcAddress);
     this.statusUrl = withScheme(statusAddress);
   }
@@ -233,12 +237,16 @@ export async function connectNode(target: NodeTarget, timeoutMs = 5000): Promise
   }
   const where = new URL(given).host;
   if ('answer' in read) {
-    throw new WrongNodeError(`something answers at ${where}, but not as a noded RPC or status listener (${read.answer}); give --node the node's rpc.address (7331 by default) or rpc.status_address (26657)`, 'NOT_A_NODE');
+    throw new WrongNodeError(
+      `something answers at ${where}, but not as a noded RPC or status listener (${read.answer}); give --node the node's rpc.address (7331 by default) or rpc.status_address (26657)`,
+      'NOT_A_NODE',
+    );
   }
   const { info, listener } = read;
   if ('home' in target) {
     const differs: string[] = [];
-    if (info.chain_id !== target.chainId) differs.push(`its chain id is ${JSON.stringify(info.chain_id)}, the home's genesis says ${JSON.stringify(target.chainId)}`);
+    if (info.chain_id !== target.chainId)
+      differs.push(`its chain id is ${JSON.stringify(info.chain_id)}, the home's genesis says ${JSON.stringify(target.chainId)}`);
     if (info.p2p.id !== target.peerId) differs.push(`its peer id is ${info.p2p.id}, the home's peer id (${target.nodeKeyFile}) is ${target.peerId}`);
     if (differs.length > 0) {
       throw new WrongNodeError(

@@ -1,5 +1,15 @@
 /** Config: the schema, its defaults and help, loading with precedence, the home's layout. */
-export { SUPERVISE_FIELDS, configSchema, defaultConfig, type Config, type ConfigKind, type ConfigPath, type ConfigSection, type SuperviseEntry, type SuperviseEntryYaml } from './schema.js';
+export {
+  SUPERVISE_FIELDS,
+  configSchema,
+  defaultConfig,
+  type Config,
+  type ConfigKind,
+  type ConfigPath,
+  type ConfigSection,
+  type SuperviseEntry,
+  type SuperviseEntryYaml,
+} from './schema.js';
 export { configKeys, type ConfigKey } from './keys.js';
 export { loadConfig, parseConfigText, type ConfigFlags, type LoadConfigOptions } from './load.js';
 export { ConfigError, type ConfigErrorCode } from './errors.js';
@@ -21,4 +31,16 @@ export {
 } from './peer-address.js';
 export { hostListProblem, originAllowed, originListProblem } from './origin.js';
 export { NAMESPACE_SIZE, daNamespace, daNamespaces, forcedInclusionNamespace } from './namespace.js';
-export { defaultPorts, flagSuggestion, freePortAfter, hostPortFlagMove, moveAdvice, nodeListenerMove, portOf, tryBind, withPort, type BindResult, type ListenerMove } from './suggest.js';
+export {
+  defaultPorts,
+  flagSuggestion,
+  freePortAfter,
+  hostPortFlagMove,
+  moveAdvice,
+  nodeListenerMove,
+  portOf,
+  tryBind,
+  withPort,
+  type BindResult,
+  type ListenerMove,
+} from './suggest.js';

@@ -119,7 +119,10 @@ class ConfigLayers {
       const hint = suggestion ? ` — did you mean "${suggestion}"?` : `; the sections are ${SECTIONS.join(', ')}`;
       return `${source}: unknown section "${path}"${hint}`;
     }
-    const suggestion = nearest(path, configKeys().map((k) => k.path));
+    const suggestion = nearest(
+      path,
+      configKeys().map((k) => k.path),
+    );
     const sectionKeys = configKeys().filter((k) => k.section === path.slice(0, dot));
     const hint = suggestion
       ? ` — did you mean "${suggestion}"?`

@@ -58,11 +58,15 @@ export function forcedInclusionNamespace(
         `da.forced_inclusion_namespace: got ${JSON.stringify(name)} (${hex(forced)}), which is the header namespace (da.namespace${config.da.namespace ? '' : ', from the chain id'}); expected a namespace of its own, like ${JSON.stringify(`${chainId}-forced`)}`,
       );
     } else if (clash(data)) {
-      problems.push(`da.forced_inclusion_namespace: got ${JSON.stringify(name)} (${hex(forced)}), which is the data namespace (da.data_namespace); expected a namespace of its own, like ${JSON.stringify(`${chainId}-forced`)}`);
+      problems.push(
+        `da.forced_inclusion_namespace: got ${JSON.stringify(name)} (${hex(forced)}), which is the data namespace (da.data_namespace); expected a namespace of its own, like ${JSON.stringify(`${chainId}-forced`)}`,
+      );
     }
   }
-  if (config.node.based && !forced) problems.push('node.based: based mode derives blocks from the forced-inclusion namespace; set da.forced_inclusion_namespace too');
-  if (config.node.based && config.node.aggregator) problems.push('node.based: a based node has no aggregator; set node.aggregator to false (--no-node.node.aggregator) or turn node.based off');
+  if (config.node.based && !forced)
+    problems.push('node.based: based mode derives blocks from the forced-inclusion namespace; set da.forced_inclusion_namespace too');
+  if (config.node.based && config.node.aggregator)
+    problems.push('node.based: a based node has no aggregator; set node.aggregator to false (--no-node.node.aggregator) or turn node.based off');
   if (problems.length > 0) throw new ConfigError('CONFIG_INVALID', problems);
   return forced;
 }

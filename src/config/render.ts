@@ -71,7 +71,8 @@ const SUPERVISE_COMMENT = [
 export function renderConfigTable(): string {
   const escape = (s: string) => s.replace(/\|/g, '\\|');
   const rows = configKeys().map(
-    (k) => `| \`${k.path}\` | \`--${k.flag}\`<br>\`${k.env}\` | \`${showDefault(k)}\` | ${escape(k.description)}${k.options ? ` (${k.options.join(' \\| ')})` : ''} |`,
+    (k) =>
+      `| \`${k.path}\` | \`--${k.flag}\`<br>\`${k.env}\` | \`${showDefault(k)}\` | ${escape(k.description)}${k.options ? ` (${k.options.join(' \\| ')})` : ''} |`,
   );
   // `supervise:` entries live in node.yml alone: no flag, no env var.
   const superviseRows = Object.entries(SUPERVISE_FIELDS).map(([field, help]) => `| \`supervise[].${field}\` | node.yml only | | ${escape(help)} |`);

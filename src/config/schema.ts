@@ -70,14 +70,16 @@ function number(defaultValue: number, isValid: (n: number) => boolean, expected:
  * A string key; `form` checks it and says what it should look like, and
  * `problem`, when given, what is wrong with a value it refuses.
  */
-function text(defaultValue: string, description: string, form?: { isValid: (s: string) => boolean; expected: string; problem?: (s: string) => string | undefined }) {
+function text(
+  defaultValue: string,
+  description: string,
+  form?: { isValid: (s: string) => boolean; expected: string; problem?: (s: string) => string | undefined },
+) {
   const refused = (value: unknown) => {
     const problem = form?.problem?.(String(value));
     return problem ? `${form!.expected}: ${problem}` : form!.expected;
   };
-  const schema = form
-    ? z.string({ error: form.expected }).refine(form.isValid, { error: (issue) => refused(issue.input) })
-    : z.string({ error: 'a string' });
+  const schema = form ? z.string({ error: form.expected }).refine(form.isValid, { error: (issue) => refused(issue.input) }) : z.string({ error: 'a string' });
   return field(schema.prefault(defaultValue), { kind: 'string', default: defaultValue }, description);
 }
 
@@ -136,7 +138,10 @@ const node = section({
 const da = section({
   address: text('http://127.0.0.1:26658', 'Address of the DA node', httpUrl),
   auth_token: text('', "Auth token for the DA node's API; never logged"),
-  namespace: text('', 'Name the DA namespace is derived from (sha256 of it, version 0), or the namespace itself as 0x and 58 hex digits: headers, and data unless da.data_namespace is set; empty = the chain id'),
+  namespace: text(
+    '',
+    'Name the DA namespace is derived from (sha256 of it, version 0), or the namespace itself as 0x and 58 hex digits: headers, and data unless da.data_namespace is set; empty = the chain id',
+  ),
   data_namespace: text(
     '',
     "Name block data's own DA namespace is derived from (or 0x and 58 hex digits), so light readers of headers skip it; empty = data goes to the header namespace (ev-node's default)",
@@ -150,7 +155,7 @@ const da = section({
   max_gas_price: number(
     0,
     (n) => n >= 0 && Number.isFinite(n),
-    'a number >= 0 (0 = the DA node\'s default cap)',
+    "a number >= 0 (0 = the DA node's default cap)",
     "Highest gas price the DA node may estimate for a submission; it refuses to submit above it (0 = the DA node's default cap, 100 x celestia's minimum gas price). Not applied to a da.gas_price you set",
   ),
   gas_multiplier: number(
@@ -174,7 +179,7 @@ const da = section({
   inclusion_window: int(
     0,
     0,
-    'an integer >= 0 (DA blocks; 0 = the DA\'s own)',
+    "an integer >= 0 (DA blocks; 0 = the DA's own)",
     "DA blocks within which the DA node includes a submission it took, or never; after a submission whose answer was lost the node watches DA this long before posting again, so no block is posted twice (0 = 1 with da.local, else 36: celestia-app's mempool TTL; set 1 for `noded da serve`)",
   ),
 });
@@ -194,7 +199,10 @@ const p2p = section({
 const rpc = section({
   address: text('127.0.0.1:7331', 'Address (host:port) of the store RPC and the health endpoints', hostPort),
   status_address: text('127.0.0.1:26657', 'Address (host:port) of the CometBFT-style status endpoint', hostPort),
-  header_timeout: duration('10s', "On both listeners, how long a client has to send a request's headers, from its first byte (or from connecting); the connection is closed after it"),
+  header_timeout: duration(
+    '10s',
+    "On both listeners, how long a client has to send a request's headers, from its first byte (or from connecting); the connection is closed after it",
+  ),
   request_timeout: duration(
     '30s',
     'On both listeners, how long a client has to send a whole request, headers and body; the request is cut off after it (at least rpc.header_timeout)',
@@ -212,11 +220,15 @@ const rpc = section({
   cors_allowed_origins: text(
     '',
     "Comma-separated origins (scheme://host[:port], one * wildcard allowed, or * for any) whose web pages may call both listeners; a request from any other Origin is refused on the routes that change state (POST /tx, the status listener's POST / and broadcast_tx_*), as CometBFT's cors_allowed_origins; empty = none",
-    { isValid: (list) => originListProblem(list) === undefined, expected: 'comma-separated origins like https://app.example.com, http://*.example.com or *', problem: originListProblem },
+    {
+      isValid: (list) => originListProblem(list) === undefined,
+      expected: 'comma-separated origins like https://app.example.com, http://*.example.com or *',
+      problem: originListProblem,
+    },
   ),
   allowed_hosts: text(
     '',
-    'Comma-separated host names, besides IP addresses, localhost and the listener\'s own host, that a request\'s Host header may name (the names DNS or a reverse proxy gives this node); any other is refused, so a DNS-rebinding web page cannot reach the listeners',
+    "Comma-separated host names, besides IP addresses, localhost and the listener's own host, that a request's Host header may name (the names DNS or a reverse proxy gives this node); any other is refused, so a DNS-rebinding web page cannot reach the listeners",
     { isValid: (list) => hostListProblem(list) === undefined, expected: 'comma-separated host names like node.example.com', problem: hostListProblem },
   ),
 }).superRefine((rpc, ctx) => {
@@ -239,15 +251,19 @@ const execution = section({
     isValid: (s) => /^0x[0-9a-fA-F]{40}$/.test(s),
     expected: 'an address of 0x and 40 hex digits',
   }),
-  db_path: text('', "Database directory of the execution client, deleted by `noded reset evm`; empty = none"),
+  db_path: text('', 'Database directory of the execution client, deleted by `noded reset evm`; empty = none'),
   abci_address: text('tcp://127.0.0.1:26659', 'Address of the ABCI app', {
     isValid: isAbciAddress,
     expected: 'tcp://host:port or unix:///path/to/socket',
   }),
-  grpc_address: text('http://127.0.0.1:50051', 'URL of the ExecutorService for execution.type grpc (`noded exec serve`, or any executor speaking it); https:// for TLS', {
-    isValid: isHttpUrl,
-    expected: 'an http(s) URL like http://127.0.0.1:50051',
-  }),
+  grpc_address: text(
+    'http://127.0.0.1:50051',
+    'URL of the ExecutorService for execution.type grpc (`noded exec serve`, or any executor speaking it); https:// for TLS',
+    {
+      isValid: isHttpUrl,
+      expected: 'an http(s) URL like http://127.0.0.1:50051',
+    },
+  ),
   grpc_auth_token: text('', 'Bearer token sent to the ExecutorService with every call (`noded exec serve --token`); empty = none; never logged'),
 });
 
@@ -262,7 +278,10 @@ const log = section({
   file: text('', 'Also write logs to this file, rotated by size; relative paths are under the home; empty = stderr only'),
   max_size: size('100MB', 1024, 'Size at which log.file is rotated, like 10MB: it becomes log.file.1 (older ones shift to .2, .3, …) and a new file begins'),
   max_files: int(5, 0, 'an integer >= 0', 'Rotated log files kept beside log.file; the oldest beyond this is deleted (0 = keep none)'),
-  status_interval: duration('30s', 'How often the node logs its one-line status (height, sync, DA, peers, last error); it also logs one whenever that state changes'),
+  status_interval: duration(
+    '30s',
+    'How often the node logs its one-line status (height, sync, DA, peers, last error); it also logs one whenever that state changes',
+  ),
 });
 
 /** A whole number written in YAML (read as text there) or JSON. */
@@ -275,7 +294,7 @@ export const SUPERVISE_FIELDS = {
   name: 'Name of the child: prefixes its output and names it in logs and `noded status`',
   command: 'Program to run (a path, or a name looked up on PATH)',
   args: 'Its arguments, a YAML list (default: none)',
-  env: 'Environment variables added to the node\'s own, a YAML map (default: none)',
+  env: "Environment variables added to the node's own, a YAML map (default: none)",
   cwd: 'Directory it runs in; relative paths are under the home (default: the home)',
   ready: 'http(s) URL that answers once the child is ready; the node starts after it does (empty = ready at once)',
   ready_timeout: 'How long to wait for ready before giving up (default: 60s)',
@@ -293,7 +312,10 @@ const superviseEntry = z.strictObject(
     args: z.array(z.string({ error: 'a string' }), { error: 'a YAML list of strings' }).default([]),
     env: z.record(z.string(), z.string({ error: 'a string' }), { error: 'a YAML map of names to strings' }).default({}),
     cwd: z.string({ error: 'a path' }).default(''),
-    ready: z.string({ error: httpUrl.expected }).refine((s) => s === '' || isHttpUrl(s), { error: httpUrl.expected }).default(''),
+    ready: z
+      .string({ error: httpUrl.expected })
+      .refine((s) => s === '' || isHttpUrl(s), { error: httpUrl.expected })
+      .default(''),
     ready_timeout: durationText.default(60_000),
     restart: z.enum(['always', 'on-failure', 'never'], { error: 'one of always, on-failure, never' }).default('on-failure'),
     max_restarts: wholeNumber(0, 'an integer >= 0').default(5),
@@ -303,15 +325,13 @@ const superviseEntry = z.strictObject(
   { error: `a YAML map with name and command (and optionally ${Object.keys(SUPERVISE_FIELDS).slice(2).join(', ')})` },
 );
 
-const supervise = z
-  .array(superviseEntry, { error: 'a YAML list of child processes, each a map with name and command' })
-  .superRefine((entries, ctx) => {
-    const seen = new Set<string>();
-    entries.forEach((entry, i) => {
-      if (seen.has(entry.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: 'a name no other supervise entry has' });
-      seen.add(entry.name);
-    });
+const supervise = z.array(superviseEntry, { error: 'a YAML list of child processes, each a map with name and command' }).superRefine((entries, ctx) => {
+  const seen = new Set<string>();
+  entries.forEach((entry, i) => {
+    if (seen.has(entry.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: 'a name no other supervise entry has' });
+    seen.add(entry.name);
   });
+});
 
 export type SuperviseEntry = z.output<typeof superviseEntry>;
 /** An entry as node.yml writes it (durations as text, like `10s`). */

@@ -94,7 +94,9 @@ export class DaClient {
     }
     // go-jsonrpc auth/handler.go answers a token it cannot verify with a bare HTTP 401 (celestia-node api/rpc/server.go wires it).
     if (status === 401 || status === 403) {
-      const what = this.opts.authToken ? 'the DA node rejected the token in da.auth_token (wrong, expired, or made for another node)' : 'the DA node wants an auth token and da.auth_token is empty';
+      const what = this.opts.authToken
+        ? 'the DA node rejected the token in da.auth_token (wrong, expired, or made for another node)'
+        : 'the DA node wants an auth token and da.auth_token is empty';
       throw new DaError(`${method} to ${where}: HTTP ${status}: ${what}`, 'unauthorized');
     }
     let rpc: { result?: T; error?: { code: number; message: string } };
@@ -167,7 +169,7 @@ export class DaClient {
     if (Number.isNaN(ms)) throw new DaError(`${DaMethod.headerByHeight} answered a header without a time at DA height ${height}`, 'other');
     // RFC 3339 with nanoseconds: Date.parse keeps milliseconds; the digits below them are added back.
     const frac = /\.(\d+)/.exec(header.header.time)?.[1] ?? '';
-    return BigInt(ms) * 1_000_000n + BigInt((frac.padEnd(9, '0')).slice(3, 9) || '0');
+    return BigInt(ms) * 1_000_000n + BigInt(frac.padEnd(9, '0').slice(3, 9) || '0');
   }
 
   async syncState(): Promise<SyncState> {

@@ -27,9 +27,9 @@ export const DA_REMEDY: Record<DaFailureReason, string> = {
   gas_price_above_cap:
     "the DA node's estimated gas price is above the cap: raise --node.da.max_gas_price (0 = the DA node's default cap), or set --node.da.gas_price to the price to pay",
   insufficient_funds: 'fund the DA account',
-  too_big: 'the batch is above the DA node\'s blob size limit; it is split and retried (lower da.max_blob_size to match the DA network)',
+  too_big: "the batch is above the DA node's blob size limit; it is split and retried (lower da.max_blob_size to match the DA network)",
   blob_not_found: 'none: the DA height holds no blobs in the namespaces asked for',
-  other: 'check the DA node\'s logs, the DA endpoint and the auth token',
+  other: "check the DA node's logs, the DA endpoint and the auth token",
 };
 
 /**

@@ -185,7 +185,10 @@ export class DaRetriever {
         recordDaFailure(this.activity, err);
         // One line per outage, then one every ten attempts, so a long outage does not flood the log.
         if (failures === 1 || failures % 10 === 0) {
-          this.logger.warn({ code: 'DA_RETRIEVE_FAILED', error: err.message, reason: err.reason, attempt: failures, remedy: err.remedy }, 'DA retrieval failed');
+          this.logger.warn(
+            { code: 'DA_RETRIEVE_FAILED', error: err.message, reason: err.reason, attempt: failures, remedy: err.remedy },
+            'DA retrieval failed',
+          );
         }
         await sleep(delayMs, signal);
       }
@@ -257,7 +260,10 @@ export class DaRetriever {
     }
     if (validEnvelope && !this.strictMode) {
       this.strictMode = true;
-      this.logger.info({ height: Number(header.height), daHeight: Number(daHeight) }, 'valid DA envelope seen: header blobs without one are skipped from now on');
+      this.logger.info(
+        { height: Number(header.height), daHeight: Number(daHeight) },
+        'valid DA envelope seen: header blobs without one are skipped from now on',
+      );
     }
     const list = this.headers.get(header.height) ?? [];
     list.push({ signed: decoded.signed, daHeight });
@@ -296,7 +302,7 @@ export class DaRetriever {
   }
 
   private skip(daHeight: bigint, reason: string): void {
-    this.logger.warn({ daHeight: Number(daHeight), reason }, 'skipping a blob on the chain\'s DA namespace');
+    this.logger.warn({ daHeight: Number(daHeight), reason }, "skipping a blob on the chain's DA namespace");
   }
 
   /**

@@ -304,7 +304,8 @@ export class DaSubmitter {
         }
       }
       if (head >= settled || (last !== null && found.has(last))) break;
-      if (!watching) this.logger.info({ daHeight: Number(head), until: Number(settled) }, 'an earlier submission may still be included; watching DA before posting again');
+      if (!watching)
+        this.logger.info({ daHeight: Number(head), until: Number(settled) }, 'an earlier submission may still be included; watching DA before posting again');
       watching = true;
       await sleep(this.opts.daBlockTimeMs, signal);
       head = await this.client.networkHead(signal);

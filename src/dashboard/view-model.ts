@@ -110,7 +110,10 @@ function chainPanel(info: NodeInfo, blocks: BlockSummary[], now: number): PanelV
   const mean = meanBlockTime(blocks);
   const age = info.last_block_time ? now - info.last_block_time : null;
   const stalled = age !== null && age > Math.max(MIN_STALL_MS, STALL_FACTOR * (mean ?? 0));
-  const txs = blocks.slice(0, SPARK_BLOCKS).map((b) => b.txs).reverse();
+  const txs = blocks
+    .slice(0, SPARK_BLOCKS)
+    .map((b) => b.txs)
+    .reverse();
   const lines: Line[] = [
     [label('height'), span(String(info.height)), span(`  best ${info.best_known_height}  `), span(`lag ${lag}`, lag > 0 ? 'warn' : 'ok')],
     [label('sync'), info.catching_up ? span('CATCHING UP', 'warn') : span('in sync', 'ok')],
@@ -137,7 +140,11 @@ function pendingLines(da: SubmitterDaInfo): { lines: Line[]; level: Level } {
   const lines: Line[] = [
     [label('included'), span(String(da.included_height)), span(`  pending ${da.pending_blocks}${cap > 0 ? ` / ${cap}` : ' (no cap)'}`)],
     cap > 0
-      ? [label(''), span(`[${bar(fill, PENDING_BAR_CELLS)}] `), span(`${Math.round(fill * 100)}%${da.production_paused ? ' PAUSED' : level === 'warn' ? ' filling' : ''}`, level)]
+      ? [
+          label(''),
+          span(`[${bar(fill, PENDING_BAR_CELLS)}] `),
+          span(`${Math.round(fill * 100)}%${da.production_paused ? ' PAUSED' : level === 'warn' ? ' filling' : ''}`, level),
+        ]
       : [label(''), span('no pending cap (node.max_pending_blocks 0)', undefined)],
   ];
   return { lines, level };
@@ -251,7 +258,9 @@ function executionPanel(info: NodeInfo): PanelView {
   return {
     title: 'EXECUTION',
     level: ex.reachable ? 'ok' : 'fail',
-    lines: [[span(`${kind}  `), ex.reachable ? span('reachable', 'ok') : span('UNREACHABLE', 'fail'), span(ex.height === null ? '' : `  EL height ${ex.height}`)]],
+    lines: [
+      [span(`${kind}  `), ex.reachable ? span('reachable', 'ok') : span('UNREACHABLE', 'fail'), span(ex.height === null ? '' : `  EL height ${ex.height}`)],
+    ],
   };
 }
 
@@ -271,11 +280,13 @@ const PROBLEM_LEVEL: Record<LogProblem['level'], Level> = { warn: 'warn', error:
 
 function warningsPanel(problems: LogProblem[]): PanelView {
   if (problems.length === 0) return { title: 'WARNINGS', level: 'ok', lines: [[{ text: 'none logged', dim: true }]] };
-  const lines = [...problems].reverse().map((p): Line => [
-    span(`${clockTime(p.time)} `),
-    span(p.level.toUpperCase(), PROBLEM_LEVEL[p.level]),
-    span(` ${p.module ? `[${p.module}] ` : ''}${p.msg}${p.detail ? `: ${p.detail}` : ''}`),
-  ]);
+  const lines = [...problems]
+    .reverse()
+    .map((p): Line => [
+      span(`${clockTime(p.time)} `),
+      span(p.level.toUpperCase(), PROBLEM_LEVEL[p.level]),
+      span(` ${p.module ? `[${p.module}] ` : ''}${p.msg}${p.detail ? `: ${p.detail}` : ''}`),
+    ]);
   return { title: 'WARNINGS', level: worst(...problems.map((p) => PROBLEM_LEVEL[p.level])), lines };
 }
 

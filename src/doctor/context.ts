@@ -1,15 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseDocument, stringify } from 'yaml';
-import {
-  configKeys,
-  defaultConfig,
-  homePaths,
-  loadConfig,
-  parseConfigText,
-  resolveHomePath,
-  type Config,
-  type ConfigFlags,
-} from '../config/index.js';
+import { configKeys, defaultConfig, homePaths, loadConfig, parseConfigText, resolveHomePath, type Config, type ConfigFlags } from '../config/index.js';
 import { dashboardLogFile } from '../dashboard/tty.js';
 import { nodeProcess } from './process.js';
 import { CHECK_IDS, type CheckId, type DoctorContext, type RawValue } from './types.js';

@@ -34,7 +34,10 @@ export class UnknownCheckError extends Error {
 
 /** `--check a,b --check c` → the ids, in report order; throws UnknownCheckError naming the ones that do not exist. */
 export function selectChecks(requested: readonly string[] | undefined): CheckId[] {
-  const ids = (requested ?? []).flatMap((r) => r.split(',')).map((s) => s.trim()).filter(Boolean);
+  const ids = (requested ?? [])
+    .flatMap((r) => r.split(','))
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (ids.length === 0) return [...CHECK_IDS];
   const unknown = ids.filter((id) => !(CHECK_IDS as readonly string[]).includes(id));
   if (unknown.length > 0) throw new UnknownCheckError([...new Set(unknown)]);

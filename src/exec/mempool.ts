@@ -146,7 +146,7 @@ export class Mempool {
     let pending = batch;
     try {
       // A block committed while the index was read may hold a tx and have cleared it from inBlock: read those again.
-      for (let height = -1n; pending.length > 0 && height !== this.store.height(); ) {
+      for (let height = -1n; pending.length > 0 && height !== this.store.height();) {
         height = this.store.height();
         const locations = await this.store.getTxLocations(pending.map((a) => a.digest));
         pending = pending.filter((a, i) => {

@@ -1,4 +1,13 @@
-export { BASE_GRACE_PERIOD_EPOCHS, MAX_GRACE_PERIOD_EPOCHS, epochOf, graceBoundary, gracePeriodEpochs, nextEpoch, type Epoch, type EpochRules } from './epoch.js';
+export {
+  BASE_GRACE_PERIOD_EPOCHS,
+  MAX_GRACE_PERIOD_EPOCHS,
+  epochOf,
+  graceBoundary,
+  gracePeriodEpochs,
+  nextEpoch,
+  type Epoch,
+  type EpochRules,
+} from './epoch.js';
 export { readEpoch, type EpochTxs } from './reader.js';
 export { ForcedInclusionOffError, ForcedTxWaitTimeout, postForcedTx, waitForBlock, type PostedTx, type TxLookup } from './post.js';
 export { CHECKPOINT_KEY, ForcedInclusionQueue, type Checkpoint, type ForcedSelection, type QueueOptions } from './queue.js';

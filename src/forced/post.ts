@@ -29,7 +29,7 @@ export async function postForcedTx(config: Config, genesis: Genesis, tx: Uint8Ar
   const namespace = forcedInclusionNamespace({ ...config, node: { ...config.node, based: false } }, genesis.chainId);
   if (!namespace) {
     throw new ForcedInclusionOffError(
-      'forced inclusion is off: da.forced_inclusion_namespace is empty; set it in config/node.yml (or --node.da.forced_inclusion_namespace) to the namespace the chain\'s nodes read',
+      "forced inclusion is off: da.forced_inclusion_namespace is empty; set it in config/node.yml (or --node.da.forced_inclusion_namespace) to the namespace the chain's nodes read",
     );
   }
   const da = new DaClient({ address: config.da.address, authToken: config.da.auth_token, requestTimeoutMs: config.da.request_timeout });

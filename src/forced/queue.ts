@@ -137,7 +137,10 @@ export class ForcedInclusionQueue {
         failures = 0;
         recordDaSuccess(this.activity);
         if (read.txs.length > 0) {
-          this.logger.info({ epoch: Number(read.epoch.number), daHeights: `${read.epoch.start}-${read.epoch.end}`, txs: read.txs.length }, 'forced txs read from DA');
+          this.logger.info(
+            { epoch: Number(read.epoch.number), daHeights: `${read.epoch.start}-${read.epoch.end}`, txs: read.txs.length },
+            'forced txs read from DA',
+          );
         }
         this.epochs.push(read);
         this.toRead = nextEpoch(this.toRead, this.opts.rules);

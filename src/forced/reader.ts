@@ -17,7 +17,12 @@ export interface EpochTxs {
  * submits `[][]byte{txData}`), empty blobs are skipped. The caller asks only
  * once DA's head has reached the epoch's end.
  */
-export async function readEpoch(da: DaClient, namespace: Uint8Array, epoch: Epoch, opts: { withEndTime?: boolean; signal?: AbortSignal } = {}): Promise<EpochTxs> {
+export async function readEpoch(
+  da: DaClient,
+  namespace: Uint8Array,
+  epoch: Epoch,
+  opts: { withEndTime?: boolean; signal?: AbortSignal } = {},
+): Promise<EpochTxs> {
   const txs: Uint8Array[] = [];
   // DA heights start at 1; an epoch starting at 0 (da_start_height 0) has nothing there.
   for (let h = epoch.start > 0n ? epoch.start : 1n; h <= epoch.end; h++) {

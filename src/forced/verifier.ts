@@ -88,7 +88,11 @@ export class ForcedInclusionVerifier {
     const { rules } = this.opts;
     for (;;) {
       const epoch = this.next;
-      const boundary = graceBoundary(epoch, rules, gracePeriodEpochs(epoch, (h) => this.bytesAt.get(h) ?? 0, this.opts.maxBlobSize));
+      const boundary = graceBoundary(
+        epoch,
+        rules,
+        gracePeriodEpochs(epoch, (h) => this.bytesAt.get(h) ?? 0, this.opts.maxBlobSize),
+      );
       // syncer.go: an epoch is checked once a block's DA height is past its grace boundary.
       if (boundary >= daHeight) return;
       const missing = await this.missing(epoch, txs);
@@ -97,7 +101,17 @@ export class ForcedInclusionVerifier {
         const message = `FORCED_INCLUSION_VIOLATED: ${missing.length} forced tx(s) of epoch ${epoch.number} (DA heights ${epoch.start}-${epoch.end}) are in no block by the grace boundary, DA height ${boundary}; aggregator ${aggregator} censored them (block ${height} at DA height ${daHeight}); txs ${missing.join(', ')}`;
         this.violation = { epoch, graceBoundary: boundary, daHeight, height, txHashes: missing, aggregator, message };
         this.logger.error(
-          { code: 'FORCED_INCLUSION_VIOLATED', epoch: Number(epoch.number), epochStart: Number(epoch.start), epochEnd: Number(epoch.end), graceBoundary: Number(boundary), daHeight: Number(daHeight), height: Number(height), aggregator, txs: missing },
+          {
+            code: 'FORCED_INCLUSION_VIOLATED',
+            epoch: Number(epoch.number),
+            epochStart: Number(epoch.start),
+            epochEnd: Number(epoch.end),
+            graceBoundary: Number(boundary),
+            daHeight: Number(daHeight),
+            height: Number(height),
+            aggregator,
+            txs: missing,
+          },
           `${message}; this node stops applying the chain's blocks`,
         );
         throw this.refusal(height);

@@ -119,7 +119,9 @@ export function parseGenesisObject(g: Record<string, unknown>, what: string): Ge
   if (genesis.initialHeight < 1n) problems.push('initial_height: must be at least 1');
   // ev-node pkg/genesis/genesis.go, Validate: "da_epoch_forced_inclusion must be at least 1".
   if (g.da_epoch_forced_inclusion !== undefined && genesis.daEpochForcedInclusion < 1n) {
-    problems.push(`da_epoch_forced_inclusion: got ${JSON.stringify(g.da_epoch_forced_inclusion)}, expected the number of DA blocks per forced-inclusion epoch, at least 1`);
+    problems.push(
+      `da_epoch_forced_inclusion: got ${JSON.stringify(g.da_epoch_forced_inclusion)}, expected the number of DA blocks per forced-inclusion epoch, at least 1`,
+    );
   }
   if (problems.length) throw new HomeError(`${what} is invalid:\n  ${problems.join('\n  ')}`, 'HOME_INVALID');
   return genesis;

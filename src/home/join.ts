@@ -41,7 +41,11 @@ export function joinUrl(text: string): string {
     throw new JoinError(`--join: got ${JSON.stringify(text)}, expected the RPC URL of the chain's aggregator, e.g. http://10.0.0.5:7331`, 'JOIN_BAD_URL', 2);
   }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || (url.pathname !== '/' && url.pathname !== '') || url.search || url.hash) {
-    throw new JoinError(`--join: got ${JSON.stringify(text)}, expected http://<host>:<port> of the aggregator's RPC listener (rpc.address, 7331 by default), no path`, 'JOIN_BAD_URL', 2);
+    throw new JoinError(
+      `--join: got ${JSON.stringify(text)}, expected http://<host>:<port> of the aggregator's RPC listener (rpc.address, 7331 by default), no path`,
+      'JOIN_BAD_URL',
+      2,
+    );
   }
   return `${url.protocol}//${url.host}`;
 }
@@ -62,7 +66,8 @@ export function peerAddressFor(host: string, listen: readonly string[]): string 
 
 /** A failed request to the node at `url`, in the operator's words. */
 function joinErrorOf(url: string, what: string, err: unknown): JoinError {
-  if (err instanceof NodeUnreachableError) return new JoinError(`no node answers at ${url}; check the URL (the aggregator's rpc.address) and that it runs`, 'JOIN_UNREACHABLE');
+  if (err instanceof NodeUnreachableError)
+    return new JoinError(`no node answers at ${url}; check the URL (the aggregator's rpc.address) and that it runs`, 'JOIN_UNREACHABLE');
   if (err instanceof NodeRequestError) return new JoinError(`${url} is not a noded RPC listener: ${what} answered ${err.message}`, 'JOIN_NOT_A_NODE');
   return new JoinError(`${url}: ${what} failed: ${(err as Error).message}`, 'JOIN_UNREACHABLE');
 }
@@ -99,7 +104,11 @@ export async function fetchJoinSource(urlText: string, timeoutMs: number): Promi
   // The listener's own refusal (a Host it does not answer to) says why and which key admits it.
   const refusal = res.status === 403 ? errorText(res.text) : undefined;
   if (refusal) throw new JoinError(`${url} refused GET /genesis (HTTP 403): ${refusal}`, 'JOIN_NOT_A_NODE');
-  if (res.status !== 200) throw new JoinError(`${url} is not a noded RPC listener: GET /genesis answered HTTP ${res.status}; give the aggregator's rpc.address (7331 by default), not its status listener`, 'JOIN_NOT_A_NODE');
+  if (res.status !== 200)
+    throw new JoinError(
+      `${url} is not a noded RPC listener: GET /genesis answered HTTP ${res.status}; give the aggregator's rpc.address (7331 by default), not its status listener`,
+      'JOIN_NOT_A_NODE',
+    );
   let raw: unknown;
   try {
     raw = JSON.parse(res.text);
@@ -108,7 +117,10 @@ export async function fetchJoinSource(urlText: string, timeoutMs: number): Promi
   }
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new JoinError(`${url}: GET /genesis is not a JSON object`, 'JOIN_BAD_GENESIS');
   if ('jsonrpc' in raw) {
-    throw new JoinError(`${url} is a status listener (CometBFT JSON-RPC, rpc.status_address); give the aggregator's RPC listener (rpc.address, 7331 by default)`, 'JOIN_NOT_A_NODE');
+    throw new JoinError(
+      `${url} is a status listener (CometBFT JSON-RPC, rpc.status_address); give the aggregator's RPC listener (rpc.address, 7331 by default)`,
+      'JOIN_NOT_A_NODE',
+    );
   }
   let genesis: Genesis;
   try {
@@ -133,7 +145,10 @@ export async function fetchJoinSource(urlText: string, timeoutMs: number): Promi
     first = (await client.getBlock({ height: genesis.initialHeight })).response.block?.header;
   } catch (err) {
     if (err instanceof NodeRequestError && err.connectCode === 'not_found') {
-      throw new JoinError(`${url} has no block ${genesis.initialHeight} yet, so its genesis cannot be checked against it; try again after its first block`, 'JOIN_BAD_GENESIS');
+      throw new JoinError(
+        `${url} has no block ${genesis.initialHeight} yet, so its genesis cannot be checked against it; try again after its first block`,
+        'JOIN_BAD_GENESIS',
+      );
     }
     throw joinErrorOf(url, `GetBlock ${genesis.initialHeight}`, err);
   }
@@ -144,12 +159,21 @@ export async function fetchJoinSource(urlText: string, timeoutMs: number): Promi
       : first.header.height !== genesis.initialHeight
         ? `its height is ${first.header.height}`
         : signedHeaderProblem(first, genesis.proposerAddress);
-  if (problem) throw new JoinError(`the genesis ${url} serves does not verify: its block ${genesis.initialHeight} is not the genesis proposer's (${problem})`, 'JOIN_BAD_GENESIS');
+  if (problem)
+    throw new JoinError(
+      `the genesis ${url} serves does not verify: its block ${genesis.initialHeight} is not the genesis proposer's (${problem})`,
+      'JOIN_BAD_GENESIS',
+    );
 
-  const net = JSON.parse(await ask(url, 'GetNetInfo', () => client.callJson('/node.v1.P2PService/GetNetInfo', {}))) as { net_info: { listen_addresses: string[] } };
+  const net = JSON.parse(await ask(url, 'GetNetInfo', () => client.callJson('/node.v1.P2PService/GetNetInfo', {}))) as {
+    net_info: { listen_addresses: string[] };
+  };
   const peer = peerAddressFor(new URL(url).hostname, net.net_info.listen_addresses);
   if (!peer) throw new JoinError(`${url} reports no P2P listen address (GetNetInfo: ${JSON.stringify(net.net_info.listen_addresses)})`, 'JOIN_NOT_A_NODE');
-  const ns = JSON.parse(await ask(url, 'GetNamespace', () => client.callJson('/node.v1.ConfigService/GetNamespace', {}))) as { header_namespace: string; data_namespace: string };
+  const ns = JSON.parse(await ask(url, 'GetNamespace', () => client.callJson('/node.v1.ConfigService/GetNamespace', {}))) as {
+    header_namespace: string;
+    data_namespace: string;
+  };
   return { url, genesisJson: res.text, genesis, peer, namespaces: { header: ns.header_namespace, data: ns.data_namespace } };
 }
 

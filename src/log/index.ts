@@ -101,7 +101,13 @@ export function secretScrubber(secrets: readonly string[]): (text: string) => st
   const forms = new Set(secrets.filter((s) => s.length >= MIN_SECRET_LENGTH).flatMap((s) => [s, JSON.stringify(s).slice(1, -1)]));
   if (forms.size === 0) return (text) => text;
   // Longest first, so a secret that contains another is replaced whole.
-  const pattern = new RegExp([...forms].sort((a, b) => b.length - a.length).map((f) => f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'), 'g');
+  const pattern = new RegExp(
+    [...forms]
+      .sort((a, b) => b.length - a.length)
+      .map((f) => f.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('|'),
+    'g',
+  );
   return (text) => text.replace(pattern, REDACTED);
 }
 

@@ -107,14 +107,12 @@ export function createNodeMetrics() {
       },
     });
 
-  readGauge('chain_height', 'Height of the last block committed to this node\'s chain', (r) => r.chainHeight());
-  readGauge(
-    'da_included_height',
-    'Highest height whose header and data are known on DA (on an aggregator every block up to it is included)',
-    (r) => r.daIncludedHeight(),
+  readGauge('chain_height', "Height of the last block committed to this node's chain", (r) => r.chainHeight());
+  readGauge('da_included_height', 'Highest height whose header and data are known on DA (on an aggregator every block up to it is included)', (r) =>
+    r.daIncludedHeight(),
   );
   readGauge('mempool_txs', 'Txs waiting in the mempool for a block', (r) => r.mempoolSize());
-  readGauge('sync_best_known_height', 'Highest block height this node knows of (its own, a peer\'s head, or a header seen on DA)', (r) => r.bestKnownHeight());
+  readGauge('sync_best_known_height', "Highest block height this node knows of (its own, a peer's head, or a header seen on DA)", (r) => r.bestKnownHeight());
   readGauge('sync_catching_up', '1 while the node is behind the best-known height, else 0', (r) => r.catchingUp());
   readGauge('p2p_connected_peers', 'Peers with an open connection', (r) => r.connectedPeers());
 
@@ -159,9 +157,11 @@ export function createNodeMetrics() {
         readGauge('da_behind_blocks', 'Blocks this full node holds (from peers) whose header and data it has not yet found on DA', () => da.behindBlocks());
       }
     },
-    blockInterval: histogram('block_interval_seconds', 'Time between two blocks the aggregator produced', [
-      0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120,
-    ]),
+    blockInterval: histogram(
+      'block_interval_seconds',
+      'Time between two blocks the aggregator produced',
+      [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120],
+    ),
     blockTxs: histogram('block_txs', 'Txs in each block the aggregator produced', [0, 1, 10, 50, 100, 250, 500, 1000, 2500, 5000, 10000]),
     blocksApplied: counter('sync_blocks_applied_total', 'Blocks from outside applied to the chain, by source (p2p or da)', ['source']),
     daAttempts: counter('da_submit_attempts_total', 'DA submission attempts (each batch, each retry)'),

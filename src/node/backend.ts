@@ -65,7 +65,10 @@ export function createBackend(parts: BackendParts): RpcBackend {
     submitTx: (tx) => {
       if (node.isClosing) throw new TxRejectedError('node shutting down; send the tx again once it is back', 503);
       if (config.node.based) {
-        throw new TxRejectedError('this node is a based node: its blocks come from the DA forced-inclusion namespace alone; post the tx there with `noded tx post`', 503);
+        throw new TxRejectedError(
+          'this node is a based node: its blocks come from the DA forced-inclusion namespace alone; post the tx there with `noded tx post`',
+          503,
+        );
       }
       if (!config.node.aggregator) {
         throw new TxRejectedError('this node is a full node and does not produce blocks; send txs to the aggregator', 503);

@@ -55,7 +55,12 @@ export class BasedProducer {
       const block = await this.chain.produce(selection.txs, time, { address: proposerAddress }, selection.ops);
       selection.commit();
       this.logger.info(
-        { height: Number(block.header!.header!.height), txs: selection.txs.length, epoch: Number(source.epoch.number), daHeights: `${source.epoch.start}-${source.epoch.end}` },
+        {
+          height: Number(block.header!.header!.height),
+          txs: selection.txs.length,
+          epoch: Number(source.epoch.number),
+          daHeights: `${source.epoch.start}-${source.epoch.end}`,
+        },
         'derived a based block',
       );
     }

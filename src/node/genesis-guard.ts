@@ -26,7 +26,8 @@ const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64');
  */
 export function genesisDifferences(genesis: Genesis, header: Header): string | null {
   const out: string[] = [];
-  if (header.chainId !== genesis.chainId) out.push(`chain id: this home's genesis says ${JSON.stringify(genesis.chainId)}, the chain's blocks say ${JSON.stringify(header.chainId)}`);
+  if (header.chainId !== genesis.chainId)
+    out.push(`chain id: this home's genesis says ${JSON.stringify(genesis.chainId)}, the chain's blocks say ${JSON.stringify(header.chainId)}`);
   if (header.proposerAddress.length > 0 && Buffer.compare(header.proposerAddress, genesis.proposerAddress) !== 0) {
     out.push(`proposer address: this home's genesis says ${b64(genesis.proposerAddress)}, the chain's blocks are signed by ${b64(header.proposerAddress)}`);
   }

@@ -6,4 +6,15 @@ export { Chain } from './chain.js';
 export { BlockProducer } from './producer.js';
 export { BlockIntake } from './intake.js';
 export { GenesisGuard } from './genesis-guard.js';
-export { buildChain, buildComponents, buildProducer, buildRetriever, buildSubmitter, chainNamespaces, openExecution, type Closers, type CoreComponents, type CoreParts } from './parts.js';
+export {
+  buildChain,
+  buildComponents,
+  buildProducer,
+  buildRetriever,
+  buildSubmitter,
+  chainNamespaces,
+  openExecution,
+  type Closers,
+  type CoreComponents,
+  type CoreParts,
+} from './parts.js';

@@ -59,7 +59,8 @@ export class BlockIntake {
   readonly apply = serialized(async (block: Block, daHeights?: DaHeights): Promise<boolean> => {
     const header = block.header?.header;
     if (!header || header.height >= this.chain.nextHeight) {
-      if (this.verifier && header && (daHeights || this.verifier.violation)) await this.verifier.check(daHeights?.header ?? 0n, header.height, block.data?.txs ?? []);
+      if (this.verifier && header && (daHeights || this.verifier.violation))
+        await this.verifier.check(daHeights?.header ?? 0n, header.height, block.data?.txs ?? []);
       await this.chain.apply(block, daHeights);
       return true;
     }

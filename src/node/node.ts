@@ -120,8 +120,25 @@ export class Node {
       const metrics = config.instrumentation.prometheus ? createNodeMetrics() : null;
       const { da, localDa, cache } = await openDa(config, home.paths, closers, logger);
       const namespaces = chainNamespaces(config, home.genesis);
-      const { mempool, executor, execution } = await openExecution({ config, homeDir: home.paths.home, genesis: home.genesis, store, logger, metrics }, closers);
-      const parts = { config, genesis: home.genesis, genesisFile: home.paths.genesisFile, signer: home.signer, store, mempool, executor, execution, da, cache, namespaces, logger, metrics };
+      const { mempool, executor, execution } = await openExecution(
+        { config, homeDir: home.paths.home, genesis: home.genesis, store, logger, metrics },
+        closers,
+      );
+      const parts = {
+        config,
+        genesis: home.genesis,
+        genesisFile: home.paths.genesisFile,
+        signer: home.signer,
+        store,
+        mempool,
+        executor,
+        execution,
+        da,
+        cache,
+        namespaces,
+        logger,
+        metrics,
+      };
       const core = await buildComponents(parts, forcedNamespace);
       const p2p = await openNetwork(parts, core, home, closers);
       const node = new Node(opts, { ...core, home, store, localDa, da, namespaces, mempool, executor, p2p }, closers);
@@ -144,14 +161,27 @@ export class Node {
     const serve = async (key: 'address' | 'status_address', name: string, server: RpcServer | StatusServer) => {
       const address = config.rpc[key];
       const handler = guardHandler(server.handler, server, accessPolicy(config.rpc, address));
-      const listener = await listen(address, instrumentHandler(handler, name, server.routeLabel, metrics), nodeListenerMove(`rpc.${key}`, address), listenerLimits(config.rpc), rpcLogger);
+      const listener = await listen(
+        address,
+        instrumentHandler(handler, name, server.routeLabel, metrics),
+        nodeListenerMove(`rpc.${key}`, address),
+        listenerLimits(config.rpc),
+        rpcLogger,
+      );
       this.closers.push(() => listener.close());
       return listener;
     };
     const rpc = await serve('address', 'rpc', new RpcServer(backend, rpcLogger));
     const status = await serve('status_address', 'status', new StatusServer(backend, rpcLogger));
     const address = config.instrumentation.prometheus_listen_addr;
-    const metricsListener = metrics ? await listen(address, metricsHandler(() => metrics.scrape()), nodeListenerMove('instrumentation.prometheus_listen_addr', address), listenerLimits(config.rpc)) : null;
+    const metricsListener = metrics
+      ? await listen(
+          address,
+          metricsHandler(() => metrics.scrape()),
+          nodeListenerMove('instrumentation.prometheus_listen_addr', address),
+          listenerLimits(config.rpc),
+        )
+      : null;
     if (metricsListener) this.closers.push(() => metricsListener.close());
     return { rpc, status, metrics: metricsListener };
   }
@@ -196,7 +226,9 @@ export class Node {
     // An execution layer with a handshake of its own starts first and stops last.
     const { executor } = this.c;
     const execution = executor.start && executor.stopped ? (executor as Executor & BackgroundService) : null;
-    return [execution, this.c.submitter, this.c.retriever, this.c.forcedQueue, this.c.p2p, this.c.producer, this.c.based, this.notifier].filter((s): s is NonNullable<typeof s> => s !== null);
+    return [execution, this.c.submitter, this.c.retriever, this.c.forcedQueue, this.c.p2p, this.c.producer, this.c.based, this.notifier].filter(
+      (s): s is NonNullable<typeof s> => s !== null,
+    );
   }
 
   /** Starts production, DA submission or DA sync; `onFatal` hears of an error the node cannot go on after. */
@@ -380,4 +412,3 @@ function readings(node: Node): NodeReadings {
     children: () => node.opts.children?.() ?? [],
   };
 }
-

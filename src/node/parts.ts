@@ -59,7 +59,12 @@ function removePidFile(pidFile: string): void {
 }
 
 /** The DA client, and the built-in DA server it talks to when da.local is on. */
-export async function openDa(config: Config, paths: HomePaths, closers: Closers, logger: Logger): Promise<{ da: DaClient; localDa: LocalDa | null; cache: DaCache }> {
+export async function openDa(
+  config: Config,
+  paths: HomePaths,
+  closers: Closers,
+  logger: Logger,
+): Promise<{ da: DaClient; localDa: LocalDa | null; cache: DaCache }> {
   const daAddress = new URL(config.da.address);
   const localDa = config.da.local
     ? await LocalDa.start({
@@ -84,7 +89,10 @@ export async function openExecution(
   closers: Closers,
 ): Promise<{ mempool: Mempool; executor: Executor; execution: Executor }> {
   const { config, genesis, store, logger, metrics } = p;
-  const mempool = new Mempool({ maxTxs: config.node.mempool_max_txs, maxTxBytes: MAX_REQUEST_BYTES, retryAfterSeconds: retryAfterSeconds(config.node.block_time) }, store);
+  const mempool = new Mempool(
+    { maxTxs: config.node.mempool_max_txs, maxTxBytes: MAX_REQUEST_BYTES, retryAfterSeconds: retryAfterSeconds(config.node.block_time) },
+    store,
+  );
   // Txs acknowledged before the node last stopped, in no block yet: they wait for the next blocks again.
   const restored = await mempool.restore();
   if (restored > 0) logger.child({ module: 'node' }).info({ txs: restored }, `re-admitted ${restored} acknowledged txs kept in the store into the mempool`);
@@ -177,7 +185,9 @@ export function buildProducer(
       pendingTxs: () => p.mempool.size,
       pendingBlocks: () => p.store.blocksNotOnDa(),
       maxPendingBlocks: config.node.max_pending_blocks,
-      ...(forcedQueue ? { forced: { queue: forcedQueue, maxBlockTxBytes: maxBlockTxBytes(config), censor: process.env.NODED_TEST_CENSOR_FORCED_TXS === '1' } } : {}),
+      ...(forcedQueue
+        ? { forced: { queue: forcedQueue, maxBlockTxBytes: maxBlockTxBytes(config), censor: process.env.NODED_TEST_CENSOR_FORCED_TXS === '1' } }
+        : {}),
     },
     p.logger.child({ module: 'producer' }),
     p.metrics,
@@ -196,19 +206,33 @@ export function openForcedQueue(p: Pick<CoreParts, 'config' | 'genesis' | 'da' |
 }
 
 /** A full node's check that the aggregator includes forced txs (ev-node syncer.go, VerifyForcedInclusionTxs). */
-export function openForcedVerifier(p: Pick<CoreParts, 'config' | 'genesis' | 'da' | 'store' | 'executor' | 'logger'>, namespace: Uint8Array): Promise<ForcedInclusionVerifier> {
+export function openForcedVerifier(
+  p: Pick<CoreParts, 'config' | 'genesis' | 'da' | 'store' | 'executor' | 'logger'>,
+  namespace: Uint8Array,
+): Promise<ForcedInclusionVerifier> {
   const { config } = p;
   return ForcedInclusionVerifier.open(
     p.da,
     p.store,
     p.executor,
-    { rules: forcedRules(p.genesis), namespace, maxBlockTxBytes: maxBlockTxBytes(config), maxBlobSize: config.da.max_blob_size, proposerAddress: p.genesis.proposerAddress },
+    {
+      rules: forcedRules(p.genesis),
+      namespace,
+      maxBlockTxBytes: maxBlockTxBytes(config),
+      maxBlobSize: config.da.max_blob_size,
+      proposerAddress: p.genesis.proposerAddress,
+    },
     p.logger.child({ module: 'forced-inclusion' }),
   );
 }
 
 /** A full node's DA sync, handing what it reads to the intake. */
-export async function buildRetriever(p: Pick<CoreParts, 'config' | 'genesis' | 'store' | 'da' | 'cache' | 'namespaces' | 'logger'>, chain: Chain, intake: BlockIntake, guard: GenesisGuard): Promise<DaRetriever> {
+export async function buildRetriever(
+  p: Pick<CoreParts, 'config' | 'genesis' | 'store' | 'da' | 'cache' | 'namespaces' | 'logger'>,
+  chain: Chain,
+  intake: BlockIntake,
+  guard: GenesisGuard,
+): Promise<DaRetriever> {
   const lastApplied = chain.height > 0n ? await p.store.getBlock(chain.height) : null;
   return new DaRetriever(
     p.da,
@@ -264,11 +288,18 @@ export async function buildComponents(p: CoreParts, forcedNamespace: Uint8Array 
   const intake = new BlockIntake(chain, p.store, p.metrics, genesisGuard, verifier);
   // A based node has no aggregator's blocks to read: it derives its own from the forced-inclusion namespace.
   const based = config.node.based
-    ? new BasedProducer(chain, p.execution, forcedQueue!, { proposerAddress: genesis.proposerAddress, maxBlockTxBytes: maxBlockTxBytes(config) }, p.logger.child({ module: 'based' }))
+    ? new BasedProducer(
+        chain,
+        p.execution,
+        forcedQueue!,
+        { proposerAddress: genesis.proposerAddress, maxBlockTxBytes: maxBlockTxBytes(config) },
+        p.logger.child({ module: 'based' }),
+      )
     : null;
   const retriever = aggregator || based ? null : await buildRetriever(p, chain, intake, genesisGuard);
   return { chain, genesisGuard, intake, producer, submitter, retriever, forcedQueue, verifier, based };
 }
 
 /** The DA namespaces of the chain (da.namespace, else the chain id). */
-export const chainNamespaces = (config: Config, genesis: Genesis): DaNamespaces => daNamespaces(config.da.namespace || genesis.chainId, config.da.data_namespace);
+export const chainNamespaces = (config: Config, genesis: Genesis): DaNamespaces =>
+  daNamespaces(config.da.namespace || genesis.chainId, config.da.data_namespace);

@@ -75,9 +75,11 @@ export class BlockProducer {
     const loopSignal = AbortSignal.any([signal, halt.signal]);
     this.signal = loopSignal;
     const previous = this.loop;
-    this.loop = previous.then(() => this.run(loopSignal)).catch((err) => {
-      if (!isAbortError(err, loopSignal)) onFatal(err as Error);
-    });
+    this.loop = previous
+      .then(() => this.run(loopSignal))
+      .catch((err) => {
+        if (!isAbortError(err, loopSignal)) onFatal(err as Error);
+      });
   }
 
   /** Stops production while the node runs; resolves once the block under way is committed. Safe to call when stopped. */
@@ -138,7 +140,8 @@ export class BlockProducer {
       // Keep a steady cadence, but do not burst to catch up after a slow block.
       nextTick = Math.max(nextTick + blockTimeMs, Date.now());
       if (this.atPendingCap()) continue;
-      if (lazyMode && this.opts.pendingTxs() === 0 && (this.opts.forced?.queue.pendingCount ?? 0) === 0 && Date.now() - lastBlockAt < lazyBlockIntervalMs) continue;
+      if (lazyMode && this.opts.pendingTxs() === 0 && (this.opts.forced?.queue.pendingCount ?? 0) === 0 && Date.now() - lastBlockAt < lazyBlockIntervalMs)
+        continue;
       // The executor learns the block's time first: an EVM payload is built with it.
       const time = nowNanos();
       const txs = await this.blockTxs(time);
@@ -166,7 +169,10 @@ export class BlockProducer {
     const selection = await forced.queue.select(this.executor, forced.maxBlockTxBytes);
     if (selection.txs.length > 0) {
       if (forced.censor) {
-        this.logger.warn({ code: 'FORCED_TXS_DROPPED', txs: selection.txs.length }, 'test switch NODED_TEST_CENSOR_FORCED_TXS: leaving forced txs out of the block');
+        this.logger.warn(
+          { code: 'FORCED_TXS_DROPPED', txs: selection.txs.length },
+          'test switch NODED_TEST_CENSOR_FORCED_TXS: leaving forced txs out of the block',
+        );
       } else {
         this.logger.info({ txs: selection.txs.length, epoch: Number(selection.source!.epoch.number) }, 'including forced txs');
       }

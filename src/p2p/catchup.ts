@@ -192,7 +192,10 @@ export class CatchUp {
             task.excluded.add(peer);
             lastProblem = `peer ${peer}: ${errorText(err)}`;
             if (state.errors >= this.maxPeerErrors) state.dropped = true;
-            this.logger.warn({ peer, from: Number(task.from), to: Number(task.to), err: errorText(err), dropped: state.dropped }, 'catch-up request failed; asking another peer');
+            this.logger.warn(
+              { peer, from: Number(task.from), to: Number(task.to), err: errorText(err), dropped: state.dropped },
+              'catch-up request failed; asking another peer',
+            );
             requeue(task);
           },
         )

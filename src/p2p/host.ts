@@ -134,14 +134,16 @@ export class P2PHost {
     try {
       multiaddr(opts.listen);
     } catch (err) {
-      throw new Error(`p2p.listen_address ${JSON.stringify(opts.listen)} is not a multiaddr (${errorText(err)}); expected /ip4/<ip>/tcp/<port>, like /ip4/0.0.0.0/tcp/7676`);
+      throw new Error(
+        `p2p.listen_address ${JSON.stringify(opts.listen)} is not a multiaddr (${errorText(err)}); expected /ip4/<ip>/tcp/<port>, like /ip4/0.0.0.0/tcp/7676`,
+      );
     }
     const logger = opts.logger.child({ module: 'p2p' });
     const privateKey = await generateKeyPairFromSeed('Ed25519', opts.seed);
     const topics = { [headerTopic(opts.chainId)]: topicScoreParams(), [dataTopic(opts.chainId)]: topicScoreParams() };
     let node: P2PNode;
     try {
-      node = (await createLibp2p({
+      node = await createLibp2p({
         privateKey,
         addresses: { listen: [opts.listen] },
         transports: [tcp()],
@@ -160,7 +162,7 @@ export class P2PHost {
             scoreParams: { topics },
           }) as unknown as (components: unknown) => GossipSubService,
         },
-      }));
+      });
     } catch (err) {
       const text = errorText(err);
       const port = portOf(opts.listen) ?? 0;

@@ -19,7 +19,15 @@ export {
   type P2PServices,
 } from './host.js';
 export { BlockGossip, proposerHeaderValidator, type BlockGossipOptions, type HeaderValidator } from './gossip.js';
-export { BlockSync, MAX_BLOCKS_PER_RESPONSE, MAX_RESPONSE_BYTES, type BlockSource, type BlockSyncOptions, type EncodedBlockAt, type EncodedBlockSource } from './sync.js';
+export {
+  BlockSync,
+  MAX_BLOCKS_PER_RESPONSE,
+  MAX_RESPONSE_BYTES,
+  type BlockSource,
+  type BlockSyncOptions,
+  type EncodedBlockAt,
+  type EncodedBlockSource,
+} from './sync.js';
 export { CatchUp, type CatchUpOptions, type CatchUpResult } from './catchup.js';
 export { serialSink, type BlockSink } from './sink.js';
 export { ProtocolError } from './codec.js';

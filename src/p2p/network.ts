@@ -122,7 +122,8 @@ export class P2PNetwork {
   /** Publishes a block this node committed (the aggregator's, right after the commit). */
   publish(block: Block): void {
     this.gossip.publishBlock(block).catch((err) => {
-      if (!this.host.closed) this.logger.warn({ height: Number(block.header?.header?.height ?? 0n), err: (err as Error).message }, 'publishing a block to peers failed');
+      if (!this.host.closed)
+        this.logger.warn({ height: Number(block.header?.header?.height ?? 0n), err: (err as Error).message }, 'publishing a block to peers failed');
     });
   }
 

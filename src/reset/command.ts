@@ -29,7 +29,8 @@ export async function resetCommand(kind: ResetKind, opts: PlanOptions, ui: Reset
   } else {
     say('Nothing to delete.');
   }
-  if (plan.reinit) say(`${ui.dryRun ? 'Would then run' : 'Then runs'}: noded init --chain-id ${plan.reinit.chainId}${plan.reinit.aggregator ? ' --aggregator' : ''}`);
+  if (plan.reinit)
+    say(`${ui.dryRun ? 'Would then run' : 'Then runs'}: noded init --chain-id ${plan.reinit.chainId}${plan.reinit.aggregator ? ' --aggregator' : ''}`);
   for (const k of plan.kept) say(`Keeps: ${k}`);
   for (const path of plan.leftAlone) say(`Leaves alone (not made by noded): ${path}`);
   for (const n of plan.notes) say(`Note: ${n}`);
@@ -39,9 +40,17 @@ export async function resetCommand(kind: ResetKind, opts: PlanOptions, ui: Reset
   }
   if (!ui.yes && (plan.targets.length > 0 || plan.reinit)) {
     if (!ui.interactive || ui.json) {
-      throw new ResetError(`reset ${kind} deletes the paths above; without a terminal to confirm on, pass --yes (or --dry-run to only list them)`, 'CONFIRMATION_REQUIRED', 2);
+      throw new ResetError(
+        `reset ${kind} deletes the paths above; without a terminal to confirm on, pass --yes (or --dry-run to only list them)`,
+        'CONFIRMATION_REQUIRED',
+        2,
+      );
     }
-    if (!(await ui.confirm(`Delete ${plan.targets.length === 1 ? 'this' : `these ${plan.targets.length} paths`}${plan.reinit ? ' and re-initialise' : ''}? [y/N] `))) {
+    if (
+      !(await ui.confirm(
+        `Delete ${plan.targets.length === 1 ? 'this' : `these ${plan.targets.length} paths`}${plan.reinit ? ' and re-initialise' : ''}? [y/N] `,
+      ))
+    ) {
       throw new ResetError('aborted, nothing deleted', 'ABORTED');
     }
   }

@@ -13,7 +13,9 @@ const SYSTEM_DIRS = ['/', '/etc', '/usr', '/var', '/bin', '/sbin', '/boot', '/ho
 export function systemDirs(): Set<string> {
   let lib: string[] = [];
   try {
-    lib = readdirSync('/').filter((name) => name.startsWith('lib')).map((name) => `/${name}`);
+    lib = readdirSync('/')
+      .filter((name) => name.startsWith('lib'))
+      .map((name) => `/${name}`);
   } catch {
     // No readable root: the fixed list alone.
   }

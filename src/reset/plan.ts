@@ -133,7 +133,10 @@ function planSoft(paths: HomePaths, roots: string[], notes: string[]): ResetPlan
     targets,
     roots,
     kept: [`${paths.configDir}/ (node.yml, genesis.json, keys)`],
-    leftAlone: othersIn(paths.dataDir, own.map((e) => e.path)),
+    leftAlone: othersIn(
+      paths.dataDir,
+      own.map((e) => e.path),
+    ),
     notes,
     next: [`start the node: \`noded start --home ${paths.home}\`; it resyncs (a full node from DA or peers)`],
   };
@@ -153,7 +156,7 @@ function planHard(paths: HomePaths, roots: string[], notes: string[], opts: Plan
   notes.push('keys are regenerated: the node gets a new identity (a new signing key and P2P peer id)');
   notes.push('node.yml is rewritten with the defaults: settings you made in it are lost');
   if (!aggregator) notes.push("a full node needs the chain's genesis.json again: copy it from the aggregator into config/ before starting");
-  else notes.push("the new genesis names the new signing key as proposer: full nodes of this chain need the new genesis.json");
+  else notes.push('the new genesis names the new signing key as proposer: full nodes of this chain need the new genesis.json');
   const own = homeEntries(paths);
   return {
     kind: 'hard',
@@ -163,8 +166,14 @@ function planHard(paths: HomePaths, roots: string[], notes: string[], opts: Plan
     kept: [],
     leftAlone: [
       ...othersIn(paths.home, [paths.configDir, paths.dataDir, paths.logsDir]),
-      ...othersIn(paths.configDir, own.config.map((e) => e.path)),
-      ...othersIn(paths.dataDir, own.data.map((e) => e.path)),
+      ...othersIn(
+        paths.configDir,
+        own.config.map((e) => e.path),
+      ),
+      ...othersIn(
+        paths.dataDir,
+        own.data.map((e) => e.path),
+      ),
     ],
     notes,
     reinit: { chainId, aggregator },
@@ -222,7 +231,11 @@ async function planEvm(paths: HomePaths, roots: string[], notes: string[], opts:
   const configured = ctx.config.execution.db_path;
   const given = opts.executionDb ?? configured;
   if (!given) {
-    throw new ResetError('the execution client database is not configured: set execution.db_path in node.yml, or give --execution-db DIR', 'EXECUTION_DB_UNSET', 2);
+    throw new ResetError(
+      'the execution client database is not configured: set execution.db_path in node.yml, or give --execution-db DIR',
+      'EXECUTION_DB_UNSET',
+      2,
+    );
   }
   const db = opts.executionDb !== undefined ? resolve(opts.executionDb) : resolveHomePath(paths.home, configured);
   const home = roots[0]!;
@@ -239,7 +252,10 @@ async function planEvm(paths: HomePaths, roots: string[], notes: string[], opts:
     }
   }
   if (realDb && !statSync(realDb).isDirectory()) {
-    throw new ResetError(`${shown} is not a directory: give the execution client's database directory with --execution-db or execution.db_path`, 'EXECUTION_DB_NOT_DIR');
+    throw new ResetError(
+      `${shown} is not a directory: give the execution client's database directory with --execution-db or execution.db_path`,
+      'EXECUTION_DB_NOT_DIR',
+    );
   }
   const contents = realDb ? readdirSync(realDb) : [];
   const sign = realDb && contents.length > 0 ? executionDbSign(realDb) : undefined;
@@ -310,7 +326,8 @@ export async function planReset(kind: ResetKind, opts: PlanOptions): Promise<Res
     if (kind === 'hard') return planHard(paths, roots, notes, opts);
     return await planEvm(paths, roots, notes, opts);
   } catch (err) {
-    if (err instanceof UnsafePathError) throw new ResetError(`${err.message}, through a symlink; remove or replace that link by hand, then reset again; nothing was deleted`, err.code);
+    if (err instanceof UnsafePathError)
+      throw new ResetError(`${err.message}, through a symlink; remove or replace that link by hand, then reset again; nothing was deleted`, err.code);
     throw err;
   }
 }

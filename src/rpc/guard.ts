@@ -84,7 +84,12 @@ export function guardHandler(handler: Handler, server: GuardedServer, policy: Ac
       const names = ALL_INTERFACES(listenHost)
         ? ['an IP address', 'localhost', machineName()]
         : ['an IP address', ...(LOOPBACK(listenHost) && listenHost !== 'localhost' ? ['localhost'] : []), ...(isIP(listenHost) ? [] : [listenHost])];
-      return server.refuse(req, res, 403, `Host ${JSON.stringify(host)} does not name this listener: use ${names.join(', ')}, or add the name to the node's rpc.allowed_hosts`);
+      return server.refuse(
+        req,
+        res,
+        403,
+        `Host ${JSON.stringify(host)} does not name this listener: use ${names.join(', ')}, or add the name to the node's rpc.allowed_hosts`,
+      );
     }
     const declared = Number(req.headers['content-length'] ?? 0);
     if (declared > server.maxBodyBytes) {

@@ -79,8 +79,12 @@ const layouts = new WeakMap<DescMessage, Slot[]>();
 function layout(schema: DescMessage): Slot[] {
   let slots = layouts.get(schema);
   if (!slots) {
-    const numbered = schema.fields.map((f): { n: number; slot: Slot } => ({ n: f.oneof ? f.oneof.fields[0]!.number : f.number, slot: { key: JSON.stringify(f.name) + ':', field: f } }));
-    for (const r of RESERVED_FIELDS_WRITTEN[schema.typeName] ?? []) numbered.push({ n: r.number, slot: { key: JSON.stringify(r.name) + ':', field: undefined } });
+    const numbered = schema.fields.map((f): { n: number; slot: Slot } => ({
+      n: f.oneof ? f.oneof.fields[0]!.number : f.number,
+      slot: { key: JSON.stringify(f.name) + ':', field: f },
+    }));
+    for (const r of RESERVED_FIELDS_WRITTEN[schema.typeName] ?? [])
+      numbered.push({ n: r.number, slot: { key: JSON.stringify(r.name) + ':', field: undefined } });
     slots = numbered.sort((x, y) => x.n - y.n).map((e) => e.slot);
     layouts.set(schema, slots);
   }
@@ -143,7 +147,12 @@ function messageText(schema: DescMessage, json: JsonObject): string {
       } else if (f.fieldKind === 'list') {
         part = '[' + (v as JsonValue[]).map((e) => elementText(f, e)).join(',') + ']';
       } else if (f.fieldKind === 'map') {
-        part = '{' + Object.entries(v as JsonObject).map(([k, e]) => JSON.stringify(k) + ':' + elementText(f, e)).join(',') + '}';
+        part =
+          '{' +
+          Object.entries(v as JsonObject)
+            .map(([k, e]) => JSON.stringify(k) + ':' + elementText(f, e))
+            .join(',') +
+          '}';
       } else {
         part = elementText(f, v);
       }
@@ -424,11 +433,7 @@ function checkMessage(desc: DescMessage, json: JsonValue, ctx: Ctx, depth: numbe
     if (given.length > 1) {
       const names = given.map((f) => f.name);
       const where = ctx.path.length === 0 ? '' : ` in ${label(ctx)}`;
-      throw invalid(
-        names.length === 2
-          ? `give either ${names[0]} or ${names[1]}, not both${where}`
-          : `give only one of ${names.join(', ')}${where}`,
-      );
+      throw invalid(names.length === 2 ? `give either ${names[0]} or ${names[1]}, not both${where}` : `give only one of ${names.join(', ')}${where}`);
     }
   }
   for (const [f, key] of seen) {

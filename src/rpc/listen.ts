@@ -1,12 +1,6 @@
 import type { Socket } from 'node:net';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import {
-  constants as h2,
-  createServer as createHttp2Server,
-  type Http2ServerRequest,
-  type Http2ServerResponse,
-  type ServerHttp2Session,
-} from 'node:http2';
+import { constants as h2, createServer as createHttp2Server, type Http2ServerRequest, type Http2ServerResponse, type ServerHttp2Session } from 'node:http2';
 import { defaultConfig, moveAdvice, parseHostPort, type Config, type ListenerMove } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 

@@ -127,7 +127,11 @@ export class RpcServer implements GuardedServer {
         req.method !== 'POST'
           ? { status: 405, message: `${path} takes POST, not ${req.method}` }
           : { status: 415, message: `unsupported content type ${JSON.stringify(contentType || '(none)')} for ${path}` };
-      return sendJson(res, wrong.status, JSON.stringify({ code: req.method !== 'POST' ? 'unimplemented' : 'invalid_argument', message: `${wrong.message}; ${ACCEPTED_TYPES}` }));
+      return sendJson(
+        res,
+        wrong.status,
+        JSON.stringify({ code: req.method !== 'POST' ? 'unimplemented' : 'invalid_argument', message: `${wrong.message}; ${ACCEPTED_TYPES}` }),
+      );
     }
     if (isConnectPath(path)) return this.connect(req as IncomingMessage, res as ServerResponse);
     if (path === '/health/live' || path === '/health/ready') return this.health(path, req, res);

@@ -152,9 +152,11 @@ export class StatusServer implements GuardedServer {
  * its method a string.
  */
 function requestError(r: unknown): string | null {
-  if (typeof r !== 'object' || r === null || Array.isArray(r)) return `a request must be a JSON object like {"jsonrpc":"2.0","id":1,"method":"status","params":{}}, got ${JSON.stringify(r)}`;
+  if (typeof r !== 'object' || r === null || Array.isArray(r))
+    return `a request must be a JSON object like {"jsonrpc":"2.0","id":1,"method":"status","params":{}}, got ${JSON.stringify(r)}`;
   const { id, method } = r as { id?: unknown; method?: unknown };
-  if (id !== undefined && id !== null && typeof id !== 'string' && typeof id !== 'number') return `json-rpc ID (${JSON.stringify(id)}) is of unknown type (${typeof id})`;
+  if (id !== undefined && id !== null && typeof id !== 'string' && typeof id !== 'number')
+    return `json-rpc ID (${JSON.stringify(id)}) is of unknown type (${typeof id})`;
   if (method !== undefined && typeof method !== 'string') return `method must be a string, got ${JSON.stringify(method)}`;
   return null;
 }

@@ -1,2 +1,12 @@
-export { BlockStore, STORE_FORMAT_VERSION, StoreFormatError, StoreLockedError, decodeStoredBlock, emptyState, type StoreOp, type StoredBlock, type TxLocation } from './store.js';
+export {
+  BlockStore,
+  STORE_FORMAT_VERSION,
+  StoreFormatError,
+  StoreLockedError,
+  decodeStoredBlock,
+  emptyState,
+  type StoreOp,
+  type StoredBlock,
+  type TxLocation,
+} from './store.js';
 export { Bucket, MetadataKey, bucketKey, heightKey, stringKey, heightBytes, readHeight } from './buckets.js';

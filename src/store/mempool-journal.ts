@@ -28,7 +28,7 @@ function encodeTxs(txs: Iterable<Uint8Array>): Uint8Array {
 function decodeTxs(value: Uint8Array): Uint8Array[] {
   const view = new DataView(value.buffer, value.byteOffset, value.byteLength);
   const txs: Uint8Array[] = [];
-  for (let at = 0; at < value.length; ) {
+  for (let at = 0; at < value.length;) {
     const length = view.getUint32(at);
     txs.push(value.slice(at + 4, at + 4 + length));
     at += 4 + length;

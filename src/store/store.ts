@@ -76,9 +76,7 @@ export class BlockStore {
       const cause = (err as { cause?: { code?: string } }).cause;
       if (cause?.code === 'LEVEL_LOCKED') {
         const pid = readPid(pidFile);
-        throw new StoreLockedError(
-          `the store ${path} is already in use by ${pid ? `process ${pid}` : 'another process'}; stop that node first`,
-        );
+        throw new StoreLockedError(`the store ${path} is already in use by ${pid ? `process ${pid}` : 'another process'}; stop that node first`);
       }
       const remedy = storeOpenRemedy(path, cause);
       throw new Error(`cannot open the store ${path}: ${(cause as Error | undefined)?.message ?? (err as Error).message}${remedy ? `; ${remedy}` : ''}`);

@@ -108,9 +108,12 @@ export class SupervisedChild {
     const deadline = Date.now() + ready_timeout;
     this.log.info({ ready }, `waiting for ${name} to answer at ${ready}`);
     while (!(await answers(ready))) {
-      if (this.state !== 'starting') throw new SuperviseError(`supervised process ${name} ${this.exitText()} before it was ready at ${ready}${this.tailText()}`);
+      if (this.state !== 'starting')
+        throw new SuperviseError(`supervised process ${name} ${this.exitText()} before it was ready at ${ready}${this.tailText()}`);
       if (Date.now() > deadline) {
-        throw new SuperviseError(`supervised process ${name} did not answer at ${ready} within ${ready_timeout / 1000}s (supervise ready_timeout)${this.tailText()}`);
+        throw new SuperviseError(
+          `supervised process ${name} did not answer at ${ready} within ${ready_timeout / 1000}s (supervise ready_timeout)${this.tailText()}`,
+        );
       }
       await sleep(READY_POLL_MS, this.stopping.signal);
     }

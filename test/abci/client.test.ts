@@ -111,7 +111,9 @@ describe('ABCI framing', () => {
 
   it('refuses a varint longer than 10 bytes and a length above the limit', () => {
     expect(() => new FrameReader().push(Buffer.alloc(11, 0xff))).toThrow(/bad length prefix: a varint longer than 10 bytes/);
-    expect(() => new FrameReader(1000).push(encodeFrame(new Uint8Array(1001)))).toThrow(/bad length prefix: a message of 1001 bytes, above the 1000-byte limit/);
+    expect(() => new FrameReader(1000).push(encodeFrame(new Uint8Array(1001)))).toThrow(
+      /bad length prefix: a message of 1001 bytes, above the 1000-byte limit/,
+    );
   });
 });
 
@@ -198,11 +200,19 @@ describe('ABCI client against the reference kvstore app', () => {
 describe('ABCI client: a misbehaving or absent app fails clearly, never hangs', () => {
   const cases: Array<[string, (socket: Socket) => void, RegExp]> = [
     ['a bad length prefix', (s) => s.write(Buffer.alloc(11, 0xff)), /sent a malformed frame: bad length prefix: a varint longer than 10 bytes/],
-    ['a length above the limit', (s) => s.write(Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f])), /sent a malformed frame: bad length prefix: a message of \d+ bytes, above the 104857600-byte limit/],
+    [
+      'a length above the limit',
+      (s) => s.write(Buffer.from([0xff, 0xff, 0xff, 0xff, 0x0f])),
+      /sent a malformed frame: bad length prefix: a message of \d+ bytes, above the 104857600-byte limit/,
+    ],
     ['a frame that is not protobuf', (s) => s.write(encodeFrame(Buffer.from([0xff, 0xff, 0xff]))), /sent a frame that is not an ABCI Response/],
     ['an unknown response type', (s) => s.write(encodeFrame(Buffer.from([0xfa, 0x06, 0x00]))), /sent an unknown response \(no ABCI 2\.0 response type set\)/],
     ['a response to another request', (s) => s.write(encodeFrame(encodeResponse('commit', {}))), /answered Info with a Commit response/],
-    ['an exception', (s) => s.write(encodeFrame(Response.encode(Response.fromPartial({ exception: { error: 'boom' } })).finish())), /answered to Info with an exception: boom/],
+    [
+      'an exception',
+      (s) => s.write(encodeFrame(Response.encode(Response.fromPartial({ exception: { error: 'boom' } })).finish())),
+      /answered to Info with an exception: boom/,
+    ],
     ['no answer at all', () => undefined, /did not answer Info within 0\.3s; is the app stuck\?/],
   ];
   for (const [what, reply, message] of cases) {
@@ -226,7 +236,10 @@ describe('ABCI client: a misbehaving or absent app fails clearly, never hangs', 
     const waiting = new AbciConnection({ address, name: 'consensus', callTimeoutMs: 5000, logger, maxRetryDelayMs: 50 });
     closers.push(() => waiting.close());
     const info = waiting.call('info', {}, { waitForApp: true });
-    await waitFor(() => recentProblems(logger).some((p) => p.msg.includes(`waiting for the ABCI app at ${address}: ECONNREFUSED`)), 'a warning naming the app it waits for');
+    await waitFor(
+      () => recentProblems(logger).some((p) => p.msg.includes(`waiting for the ABCI app at ${address}: ECONNREFUSED`)),
+      'a warning naming the app it waits for',
+    );
     await kvstoreServer(address);
     expect((await info).data).toBe('kvstore');
   });

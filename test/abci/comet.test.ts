@@ -83,7 +83,11 @@ describe('CosmJS Comet38Client against an abci node', () => {
     expect(again.status).toBe(409);
     expect(((await again.json()) as { error: string }).error).toMatch(new RegExp(`^tx already committed in block ${height} \\(index \\d+\\)$`));
     const refused = await client.broadcastTxSync({ tx: enc('once=1') }).catch((e: Error) => e);
-    expect(JSON.parse((refused as Error).message)).toEqual({ code: -32603, message: 'Internal error', data: expect.stringContaining(`tx already exists in cache: committed in block ${height}`) });
+    expect(JSON.parse((refused as Error).message)).toEqual({
+      code: -32603,
+      message: 'Internal error',
+      data: expect.stringContaining(`tx already exists in cache: committed in block ${height}`),
+    });
     const missing = await client.blockResults(1_000_000).catch((e: Error) => e);
     expect((missing as Error).message).toMatch(/"code":-32603.*height 1000000 must be less than or equal to the current blockchain height/);
   });

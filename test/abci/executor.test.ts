@@ -31,7 +31,14 @@ async function kvstore(): Promise<AbciServer> {
 }
 
 const signer = Ed25519Key.generate();
-const genesis: Genesis = { chainId: 'abci-exec', initialHeight: 1n, startTime: 1_700_000_000_000_000_000n, proposerAddress: signer.address, daStartHeight: 0n, daEpochForcedInclusion: 50n };
+const genesis: Genesis = {
+  chainId: 'abci-exec',
+  initialHeight: 1n,
+  startTime: 1_700_000_000_000_000_000n,
+  proposerAddress: signer.address,
+  daStartHeight: 0n,
+  daEpochForcedInclusion: 50n,
+};
 
 function appClient(address: string): AbciClient {
   const client = new AbciClient({ address, logger: silentLogger() });
@@ -40,7 +47,14 @@ function appClient(address: string): AbciClient {
 }
 
 function executor(store: BlockStore, address: string): AbciExecutor {
-  return new AbciExecutor({ client: appClient(address), store, mempool: new Mempool({ maxTxs: 100, maxTxBytes: 1024, retryAfterSeconds: 1 }, store), genesis, maxBlockTxBytes: 1 << 20, logger: silentLogger() });
+  return new AbciExecutor({
+    client: appClient(address),
+    store,
+    mempool: new Mempool({ maxTxs: 100, maxTxBytes: 1024, retryAfterSeconds: 1 }, store),
+    genesis,
+    maxBlockTxBytes: 1 << 20,
+    logger: silentLogger(),
+  });
 }
 
 /** The start-up handshake of `exec`: resolves once it is done, rejects with what it would stop the node with. */
@@ -65,7 +79,7 @@ async function storeWithBlocks(address: string, blocks: number): Promise<{ store
 }
 
 describe('AbciExecutor handshake', () => {
-  it('replays every stored block into an app that has none, from InitChain, to the node\'s app hash', async () => {
+  it("replays every stored block into an app that has none, from InitChain, to the node's app hash", async () => {
     const { store, chain } = await storeWithBlocks((await kvstore()).address, 4);
     const fresh = await kvstore();
     await handshake(executor(store, fresh.address));
@@ -85,7 +99,9 @@ describe('AbciExecutor handshake', () => {
     }
     const err = await handshake(executor(store, other.address)).catch((e) => e);
     expect(err).toBeInstanceOf(OutOfSyncError);
-    expect(err.message).toMatch(/^execution layer out of sync: node at 3, app at 3: the app's hash at height 3 is [0-9a-f]{64} but the node's is [0-9a-f]{64}\. Stop the node and the app/);
+    expect(err.message).toMatch(
+      /^execution layer out of sync: node at 3, app at 3: the app's hash at height 3 is [0-9a-f]{64} but the node's is [0-9a-f]{64}\. Stop the node and the app/,
+    );
   });
 
   it('stops on an app ahead of the node', async () => {

@@ -43,7 +43,11 @@ async function startApp(): Promise<{ home: string; address: string; app: KvStore
 }
 
 const b64 = (s: string) => Buffer.from(s).toString('base64');
-const logLines = (d: { stderr: string }, msg: string) => d.stderr.split('\n').filter((l) => l.includes(`"${msg}"`)).map((l) => JSON.parse(l));
+const logLines = (d: { stderr: string }, msg: string) =>
+  d.stderr
+    .split('\n')
+    .filter((l) => l.includes(`"${msg}"`))
+    .map((l) => JSON.parse(l));
 
 /** Runs `noded start` against the app at `address`, expecting it to fail: its error message, unwrapped. */
 async function failedStart(home: string, address: string): Promise<string> {
@@ -78,7 +82,10 @@ describe('a node with execution.type abci and the reference kvstore app', () => 
       const bad = await client.broadcastTxSync({ tx: new TextEncoder().encode('=no-key') });
       expect(bad).toMatchObject({ code: 1, codespace: 'kvstore', log: 'tx must be key=value with a non-empty key' });
 
-      await waitFor(async () => (await queryKey(node.status, 'color')) === 'blue' && (await queryKey(node.status, 'shape')) === 'round', 'both keys in the app');
+      await waitFor(
+        async () => (await queryKey(node.status, 'color')) === 'blue' && (await queryKey(node.status, 'shape')) === 'round',
+        'both keys in the app',
+      );
       const missing = await client.abciQuery({ path: '/store', data: new TextEncoder().encode('nothing') });
       // CometBFT leaves a zero code out of ResponseQuery's JSON: CosmJS reads it as undefined.
       expect(missing).toMatchObject({ code: undefined, log: 'does not exist' });
@@ -117,7 +124,10 @@ describe('a node with execution.type abci and the reference kvstore app', () => 
     await waitFor(async () => (await queryKey(node.status, 'before')) === '1', 'the first tx applied');
 
     await app.kill('SIGKILL');
-    await waitFor(() => logLines(node, `waiting for the ABCI app at ${address}: ECONNREFUSED; start the app or check execution.abci_address`).length > 0, 'the node to say it waits for the app');
+    await waitFor(
+      () => logLines(node, `waiting for the ABCI app at ${address}: ECONNREFUSED; start the app or check execution.abci_address`).length > 0,
+      'the node to say it waits for the app',
+    );
     const stalled = await latestHeight(node.rpc);
     const tx = await postTx(node.rpc, 'during=2');
     expect(tx.status).toBe(503);
@@ -130,7 +140,10 @@ describe('a node with execution.type abci and the reference kvstore app', () => 
     // Back without its data: InitChain again, then every stored block replayed.
     rmSync(join(appDir, 'abci-kvstore'), { recursive: true, force: true });
     await KvStoreProcess.start(appDir, address);
-    await waitFor(() => logLines(node, 'replaying stored blocks into the ABCI app').some((l) => l.appHeight === 0 && l.blocks >= stalled), 'the node to replay all its blocks');
+    await waitFor(
+      () => logLines(node, 'replaying stored blocks into the ABCI app').some((l) => l.appHeight === 0 && l.blocks >= stalled),
+      'the node to replay all its blocks',
+    );
     await waitFor(async () => (await queryKey(node.status, 'before')) === '1', 'the replayed tx in the app');
     await waitFor(async () => (await latestHeight(node.rpc)) > stalled + 2, 'blocks after the replay');
     expect((await postTx(node.rpc, 'after=3')).status).toBe(200);
@@ -143,7 +156,12 @@ describe('a node with execution.type abci and the reference kvstore app', () => 
     const address = `tcp://127.0.0.1:${await freePort()}`;
     const home = await homes.create('abci-supervised', true);
     const configFile = join(home, 'config', 'node.yml');
-    const kvstore = { name: 'kvstore', command: process.execPath, args: [RUN_JS, 'abci', 'kvstore', '--home', appDir, '--address', address, '--log-format', 'json'], restart: 'always' };
+    const kvstore = {
+      name: 'kvstore',
+      command: process.execPath,
+      args: [RUN_JS, 'abci', 'kvstore', '--home', appDir, '--address', address, '--log-format', 'json'],
+      restart: 'always',
+    };
     writeFileSync(configFile, readFileSync(configFile, 'utf8').replace(/^supervise: \[\]$/m, `supervise: ${JSON.stringify([kvstore])}`));
     const node = await Daemon.start(home, [...abciFlags(address), '--node.node.block_time', '100ms']);
     const appPid = async () => {
@@ -191,7 +209,14 @@ describe('a node with execution.type abci and the reference kvstore app', () => 
     const { aggregator, full } = await homes.chain('abci-follow', 2);
     const [appA, appB, appC] = await Promise.all([startApp(), startApp(), startApp()]);
     // Lazy blocks: the chain stands still between txs, so every node can be compared at one height.
-    const a = await Daemon.start(aggregator, [...abciFlags(appA.address), '--node.node.block_time', '100ms', '--node.node.lazy_mode', '--node.node.lazy_block_interval', '1h']);
+    const a = await Daemon.start(aggregator, [
+      ...abciFlags(appA.address),
+      '--node.node.block_time',
+      '100ms',
+      '--node.node.lazy_mode',
+      '--node.node.lazy_block_interval',
+      '1h',
+    ]);
     const noDa = ['--no-node.da.local', '--node.da.address', `http://127.0.0.1:${await freePort()}`, '--node.da.request_timeout', '1s'];
     const [b, c] = await Promise.all([
       Daemon.start(full[0]!, [...abciFlags(appB.address), ...noDa, '--node.p2p.peers', a.p2p]),
@@ -205,7 +230,10 @@ describe('a node with execution.type abci and the reference kvstore app', () => 
     }
     const target = await latestHeight(a.rpc);
     expect(target).toBeGreaterThanOrEqual(4);
-    for (const [name, node] of [['B (P2P)', b], ['C (DA)', c]] as const) {
+    for (const [name, node] of [
+      ['B (P2P)', b],
+      ['C (DA)', c],
+    ] as const) {
       await waitFor(async () => (await latestHeight(node.rpc)) >= target, `${name} at ${target}`, 30_000);
       for (let h = 1; h <= target; h++) {
         const [fromA, fromN] = await Promise.all([getBlockJson(a.rpc, { height: h }), getBlockJson(node.rpc, { height: h })]);
@@ -236,7 +264,9 @@ describe('a node whose app is wrong', () => {
     node.child.kill('SIGTERM');
     expect(await node.exited).toBe(0);
     expect((await runCli(['reset', 'soft', '--home', home, '--yes'])).code).toBe(0);
-    expect(await failedStart(home, address)).toMatch(/execution layer out of sync: node at 0, app at \d+: the node has no blocks but the app has committed some\. Stop the node and the app, delete the app's data/);
+    expect(await failedStart(home, address)).toMatch(
+      /execution layer out of sync: node at 0, app at \d+: the node has no blocks but the app has committed some\. Stop the node and the app, delete the app's data/,
+    );
   });
 
   it('an app that answers with a malformed frame stops the node with a clear message, not a hang', async () => {
@@ -245,6 +275,8 @@ describe('a node whose app is wrong', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const address = `tcp://127.0.0.1:${(server.address() as { port: number }).port}`;
     const home = await homes.create('abci-garbage', true);
-    expect(await failedStart(home, address)).toContain(`the ABCI app at ${address} (consensus connection) sent a malformed frame: bad length prefix: a varint longer than 10 bytes`);
+    expect(await failedStart(home, address)).toContain(
+      `the ABCI app at ${address} (consensus connection) sent a malformed frame: bad length prefix: a varint longer than 10 bytes`,
+    );
   });
 });

@@ -49,7 +49,14 @@ describe('noded init', () => {
     expect(parseConfigText(yml, 'node.yml').node.aggregator).toBe(true);
     expect(yml).toMatch(/# .*block/i);
     const genesis = JSON.parse(readFileSync(join(home, 'config', 'genesis.json'), 'utf8'));
-    expect(Object.keys(genesis).sort()).toEqual(['chain_id', 'da_epoch_forced_inclusion', 'da_start_height', 'initial_height', 'proposer_address', 'start_time']);
+    expect(Object.keys(genesis).sort()).toEqual([
+      'chain_id',
+      'da_epoch_forced_inclusion',
+      'da_start_height',
+      'initial_height',
+      'proposer_address',
+      'start_time',
+    ]);
     expect(genesis.chain_id).toBe('cli-1');
   });
 
@@ -94,9 +101,12 @@ describe('noded status and block get against a running node', () => {
         .replace(/status_address: 127\.0\.0\.1:26657/, `status_address: 127.0.0.1:${statusPort}`),
     );
     node = await Daemon.start(home, [
-      '--node.rpc.address', `127.0.0.1:${rpcPort}`,
-      '--node.rpc.status_address', `127.0.0.1:${statusPort}`,
-      '--node.node.block_time', '100ms',
+      '--node.rpc.address',
+      `127.0.0.1:${rpcPort}`,
+      '--node.rpc.status_address',
+      `127.0.0.1:${statusPort}`,
+      '--node.node.block_time',
+      '100ms',
     ]);
     await waitFor(async () => (await latestHeight(node.rpc)) >= 3, 'height 3');
   });

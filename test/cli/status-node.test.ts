@@ -80,15 +80,15 @@ describe('status --node reads that node alone', () => {
   });
 });
 
-describe('status --home asks the home\'s own node', () => {
-  it('the home\'s node: its report', async () => {
+describe("status --home asks the home's own node", () => {
+  it("the home's node: its report", async () => {
     // The test started A on ephemeral ports: its home's node.yml names them, as an operator's would.
     const yml = join(aHome, 'config', 'node.yml');
     writeFileSync(yml, readFileSync(yml, 'utf8').replace(/^ {2}address: 127\.0\.0\.1:7331$/m, `  address: ${a.rpc.replace('http://', '')}`));
     expect(report(await runCli(['status', '--home', aHome, '--json']))).toMatchObject({ chain_id: 'one-a', node: a.rpc });
   });
 
-  it('a node of the same chain but not this home\'s (another peer id): exit 1, NOT_THIS_HOME', async () => {
+  it("a node of the same chain but not this home's (another peer id): exit 1, NOT_THIS_HOME", async () => {
     const home = homeAt('one-a', { rpc: a.rpc });
     const error = failure(await runCli(['status', '--home', home, '--json']));
     expect(error.code).toBe('NOT_THIS_HOME');
@@ -96,12 +96,14 @@ describe('status --home asks the home\'s own node', () => {
     expect(error.message).not.toMatch(/chain id/);
   });
 
-  it('another chain\'s node at the home\'s rpc.address: exit 1, NOT_THIS_HOME, naming the chain ids and peer ids', async () => {
+  it("another chain's node at the home's rpc.address: exit 1, NOT_THIS_HOME, naming the chain ids and peer ids", async () => {
     const home = homeAt('one-c', { rpc: a.rpc });
     const res = await runCli(['status', '--home', home, '--json']);
     const error = failure(res);
     expect(error.code).toBe('NOT_THIS_HOME');
-    expect(error.message).toContain(`no node of home ${home} is running: the node answering at ${a.rpc.replace('http://', '')} (its rpc.address) is another node`);
+    expect(error.message).toContain(
+      `no node of home ${home} is running: the node answering at ${a.rpc.replace('http://', '')} (its rpc.address) is another node`,
+    );
     expect(error.message).toContain(`its chain id is "one-a", the home's genesis says "one-c"`);
     expect(error.message).toContain(`start this home's node with \`noded start --home ${home}\`, or give --node URL`);
     const text = await runCli(['status', '--home', home]);
@@ -118,7 +120,7 @@ describe('status --home asks the home\'s own node', () => {
     expect(error.message).toMatch(new RegExp(`^no node of home ${home} is running: nothing answers at 127\\.0\\.0\\.1:\\d+ \\(its rpc\\.address\\)`));
   });
 
-  it('the home\'s node runs on other addresses than its config says: exit 1 naming its pid and --node', async () => {
+  it("the home's node runs on other addresses than its config says: exit 1 naming its pid and --node", async () => {
     // B runs on the ephemeral ports the test gave it; its node.yml still says the default ones, here pointed at nothing.
     const yml = join(bHome, 'config', 'node.yml');
     const port = await freePort();
@@ -137,7 +139,7 @@ describe('status --home asks the home\'s own node', () => {
 });
 
 describe('block get --node', () => {
-  it('by the status listener too: the block comes from that node\'s RPC', async () => {
+  it("by the status listener too: the block comes from that node's RPC", async () => {
     const res = await runCli(['block', 'get', '--node', a.status, '--height', '1', '--json']);
     expect(res.code, res.stderr).toBe(0);
     expect(res.stdout.trim()).toBe((await getBlockJson(a.rpc, { height: 1 })).text.trim());

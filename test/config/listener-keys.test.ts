@@ -13,21 +13,32 @@ describe('listener keys', () => {
     ['  idle_timeout: -1s', 'rpc.idle_timeout: got "-1s", expected a duration like 500ms, 1s or 2m'],
     ['  max_connections: 0', 'rpc.max_connections: got 0, expected an integer >= 1'],
     ['  max_connections: many', 'rpc.max_connections: got "many", expected an integer >= 1'],
-    ['  cors_allowed_origins: evil.example', 'rpc.cors_allowed_origins: got "evil.example", expected comma-separated origins like https://app.example.com, http://*.example.com or *: "evil.example" is not an origin'],
+    [
+      '  cors_allowed_origins: evil.example',
+      'rpc.cors_allowed_origins: got "evil.example", expected comma-separated origins like https://app.example.com, http://*.example.com or *: "evil.example" is not an origin',
+    ],
     ['  cors_allowed_origins: "https://a.example/app"', '"https://a.example/app" is not an origin (scheme://host[:port], no path)'],
     ['  cors_allowed_origins: "https://*.*.example"', '"https://*.*.example" has more than one *'],
-    ['  allowed_hosts: "https://node.example"', 'rpc.allowed_hosts: got "https://node.example", expected comma-separated host names like node.example.com: "https://node.example" is not a host name'],
+    [
+      '  allowed_hosts: "https://node.example"',
+      'rpc.allowed_hosts: got "https://node.example", expected comma-separated host names like node.example.com: "https://node.example" is not a host name',
+    ],
     ['  allowed_hosts: "node.example:7331"', '"node.example:7331" is not a host name (no scheme, port or path)'],
   ])('%s', (yaml, message) => {
     expect(messageOf(yaml)).toContain(message);
   });
 
   it('refuses a request timeout shorter than the header timeout (the headers are part of the request)', () => {
-    expect(messageOf('  header_timeout: 20s\n  request_timeout: 5s')).toContain('rpc.request_timeout: got "5s", expected a duration at least rpc.header_timeout (20s)');
+    expect(messageOf('  header_timeout: 20s\n  request_timeout: 5s')).toContain(
+      'rpc.request_timeout: got "5s", expected a duration at least rpc.header_timeout (20s)',
+    );
   });
 
   it('takes lists of origins and host names', () => {
-    const config = parseConfigText('rpc:\n  cors_allowed_origins: "https://app.example, http://*.example.com:8080"\n  allowed_hosts: "node.example.com, rpc"\n', 'node.yml');
+    const config = parseConfigText(
+      'rpc:\n  cors_allowed_origins: "https://app.example, http://*.example.com:8080"\n  allowed_hosts: "node.example.com, rpc"\n',
+      'node.yml',
+    );
     expect(config.rpc.cors_allowed_origins).toBe('https://app.example, http://*.example.com:8080');
   });
 });

@@ -81,7 +81,7 @@ describe('config errors', () => {
     expect(error.message).toBe('node.yml: unknown section "nod" — did you mean "node"?');
   });
 
-  it('suggests nothing for a key far from every known one, but lists the section\'s keys', () => {
+  it("suggests nothing for a key far from every known one, but lists the section's keys", () => {
     const error = configErrorOf(() => parseConfigText('rpc:\n  watchdog: []\nwatchdog: []\n', 'node.yml'));
     expect(error.message).toBe(
       [
@@ -99,9 +99,7 @@ describe('config errors', () => {
   it('names the source of a bad duration: file, env or flag', () => {
     const home = tempHome();
     const file = writeNodeYml(home, 'node:\n  block_time: fast\n');
-    expect(configErrorOf(() => loadConfig({ home, env: {} })).message).toBe(
-      `${file}: node.block_time: got "fast", expected a duration like 500ms, 1s or 2m`,
-    );
+    expect(configErrorOf(() => loadConfig({ home, env: {} })).message).toBe(`${file}: node.block_time: got "fast", expected a duration like 500ms, 1s or 2m`);
     writeNodeYml(home, '');
     expect(configErrorOf(() => loadConfig({ home, env: { NODED_NODE_BLOCK_TIME: 'fast' } })).message).toBe(
       'env NODED_NODE_BLOCK_TIME: node.block_time: got "fast", expected a duration like 500ms, 1s or 2m',

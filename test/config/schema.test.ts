@@ -5,7 +5,15 @@ import { configErrorOf } from './helpers.js';
 describe('defaults', () => {
   it('match DESIGN §5, durations in milliseconds', () => {
     expect(defaultConfig()).toEqual({
-      node: { aggregator: false, block_time: 1_000, lazy_mode: false, lazy_block_interval: 60_000, max_pending_blocks: 100, mempool_max_txs: 10_000, based: false },
+      node: {
+        aggregator: false,
+        block_time: 1_000,
+        lazy_mode: false,
+        lazy_block_interval: 60_000,
+        max_pending_blocks: 100,
+        mempool_max_txs: 10_000,
+        based: false,
+      },
       da: {
         address: 'http://127.0.0.1:26658',
         auth_token: '',
@@ -112,7 +120,12 @@ describe('renderNodeYml', () => {
   });
 
   it('writes overrides, durations given as text or milliseconds', () => {
-    const text = renderNodeYml({ 'node.aggregator': true, 'node.block_time': 250, 'da.request_timeout': '1m', 'p2p.peers': '/ip4/10.0.0.5/tcp/7676/p2p/12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN' });
+    const text = renderNodeYml({
+      'node.aggregator': true,
+      'node.block_time': 250,
+      'da.request_timeout': '1m',
+      'p2p.peers': '/ip4/10.0.0.5/tcp/7676/p2p/12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN',
+    });
     const config = parseConfigText(text, 'node.yml');
     expect(config.node.aggregator).toBe(true);
     expect(config.node.block_time).toBe(250);

@@ -75,7 +75,7 @@ describe('DA namespaces', () => {
     expect(Buffer.from(ns.subarray(19)).toString('hex')).toBe('e50ce40e761159c416e7');
   });
 
-  it('are deterministic; data shares the headers\' namespace unless da.data_namespace names its own (ev-node GetDataNamespace)', () => {
+  it("are deterministic; data shares the headers' namespace unless da.data_namespace names its own (ev-node GetDataNamespace)", () => {
     expect(daNamespace('mychain-1')).toEqual(daNamespace('mychain-1'));
     expect(daNamespace('mychain-1')).not.toEqual(daNamespace('mychain-2'));
     expect(daNamespaces('mychain-1', '')).toEqual({ header: daNamespace('mychain-1'), data: daNamespace('mychain-1') });

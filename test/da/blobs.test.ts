@@ -33,8 +33,14 @@ function chain(count: number, txsAt: (height: number) => string[] = () => ['a=1'
   let last: Uint8Array = new Uint8Array(0);
   for (let h = 1; h <= count; h++) {
     const block = buildBlock({
-      chainId: 'blobs', height: BigInt(h), time: BigInt(Date.now()) * 1_000_000n + BigInt(h), txs: txsAt(h).map((t) => enc.encode(t)),
-      lastHeaderHash: last, lastDataHash: new Uint8Array(0), appHash: new Uint8Array(32), signer: proposer,
+      chainId: 'blobs',
+      height: BigInt(h),
+      time: BigInt(Date.now()) * 1_000_000n + BigInt(h),
+      txs: txsAt(h).map((t) => enc.encode(t)),
+      lastHeaderHash: last,
+      lastDataHash: new Uint8Array(0),
+      appHash: new Uint8Array(32),
+      signer: proposer,
     });
     last = headerHash(block.header!.header!);
     blocks.push(block);
@@ -43,7 +49,12 @@ function chain(count: number, txsAt: (height: number) => string[] = () => ['a=1'
 }
 
 const ed25519Verify = (marshalledKey: Uint8Array, message: Uint8Array, signature: Uint8Array) =>
-  verify(null, message, createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), marshalledKey.subarray(4)]), format: 'der', type: 'spki' }), signature);
+  verify(
+    null,
+    message,
+    createPublicKey({ key: Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), marshalledKey.subarray(4)]), format: 'der', type: 'spki' }),
+    signature,
+  );
 
 describe("blobs as ev-node's submitter posts them", () => {
   it('posts a DAHeaderEnvelope signed over the SignedHeader, and a SignedData signed over the Data', () => {
@@ -96,9 +107,21 @@ async function retrieve(blobsAt: Blob[][]): Promise<{ applied: Block[]; lastData
     networkHead: async () => BigInt(blobsAt.length),
     getAll: async (height: bigint) => blobsAt[Number(height) - 1] ?? [],
   } as unknown as DaClient;
-  const retriever = new DaRetriever(client, new DaCache(home.dir, silentLogger()), ns, sink, {
-    chainId: 'blobs', proposerAddress: proposer.address, startDaHeight: 1n, lastAppliedDaHeight: 0n, pollMs: 10, retryMaxMs: 100,
-  }, silentLogger());
+  const retriever = new DaRetriever(
+    client,
+    new DaCache(home.dir, silentLogger()),
+    ns,
+    sink,
+    {
+      chainId: 'blobs',
+      proposerAddress: proposer.address,
+      startDaHeight: 1n,
+      lastAppliedDaHeight: 0n,
+      pollMs: 10,
+      retryMaxMs: 100,
+    },
+    silentLogger(),
+  );
   const abort = new AbortController();
   retriever.start(abort.signal, (err) => {
     throw err;
@@ -126,7 +149,7 @@ describe("noded's retriever reads what ev-node's reads", () => {
     expect(daHeights.map(([header]) => header)).toEqual([1n, 2n, 4n, 5n]);
   });
 
-  it('rebuilds the data of a block without txs from its header, with the chain\'s last data hash (syncer.go)', async () => {
+  it("rebuilds the data of a block without txs from its header, with the chain's last data hash (syncer.go)", async () => {
     const blocks = chain(1, () => []);
     const { applied, lastDataHashes } = await retrieve([blockBlobs(blocks[0]!, ns, proposer)]);
     expect(applied[0]!.data!.txs).toEqual([]);
@@ -143,7 +166,10 @@ describe("noded's retriever reads what ev-node's reads", () => {
     const other = chain(1)[0]!;
     other.header!.header!.proposerAddress = intruder.address;
     const [header2, data2] = blockBlobs(blocks[1]!, ns, proposer);
-    const unsignedData = { ...data2!, data: toBinary(EvSignedDataSchema, create(EvSignedDataSchema, { data: fromBinary(EvSignedDataSchema, data2!.data).data })) };
+    const unsignedData = {
+      ...data2!,
+      data: toBinary(EvSignedDataSchema, create(EvSignedDataSchema, { data: fromBinary(EvSignedDataSchema, data2!.data).data })),
+    };
     const [header3, data3] = blockBlobs(blocks[2]!, ns, proposer);
     const badlySigned = fromBinary(EvSignedDataSchema, data3!.data);
     badlySigned.signature = intruder.sign(toBinary(EvDataSchema, badlySigned.data!));
@@ -158,6 +184,10 @@ describe("noded's retriever reads what ev-node's reads", () => {
     // Block 1 from its good envelope only (DA height 3); blocks 2 and 3 once their properly signed data came (DA height 6).
     expect(applied.map((b) => b.header!.header!.height)).toEqual([1n, 2n, 3n]);
     expect(applied.every((b) => Buffer.compare(b.header!.header!.proposerAddress, proposer.address) === 0)).toBe(true);
-    expect(daHeights).toEqual([[3n, 3n], [4n, 6n], [5n, 6n]]);
+    expect(daHeights).toEqual([
+      [3n, 3n],
+      [4n, 6n],
+      [5n, 6n],
+    ]);
   });
 });

@@ -40,7 +40,14 @@ interface Target {
 
 const targets: Record<string, () => Promise<Target>> = {
   'the built-in DA': async () => {
-    const da = await LocalDa.start({ dir: join(newDir(), 'local-da'), listen: '127.0.0.1:0', blockTimeMs: 50, maxBlobSize: 1_974_272, authToken: TOKEN, logger: silentLogger() });
+    const da = await LocalDa.start({
+      dir: join(newDir(), 'local-da'),
+      listen: '127.0.0.1:0',
+      blockTimeMs: 50,
+      maxBlobSize: 1_974_272,
+      authToken: TOKEN,
+      logger: silentLogger(),
+    });
     cleanups.push(() => da.close());
     return { address: da.address, failNextSubmit: async () => void (await da.setFaults({ submitError: 'already_in_cache', submitErrorCount: 1 })) };
   },
@@ -77,7 +84,11 @@ async function failure(p: Promise<unknown>): Promise<DaError> {
   throw new Error('expected the DA call to fail');
 }
 
-const reasonOf = async (p: Promise<unknown>): Promise<DaFailureReason | 'ok'> => p.then(() => 'ok' as const, (err: DaError) => err.reason);
+const reasonOf = async (p: Promise<unknown>): Promise<DaFailureReason | 'ok'> =>
+  p.then(
+    () => 'ok' as const,
+    (err: DaError) => err.reason,
+  );
 
 /** A raw JSON-RPC POST, for the answers whose bytes the two servers must share. */
 async function post(address: string, body: unknown, headers: Record<string, string> = { authorization: `Bearer ${TOKEN}` }) {
@@ -221,7 +232,15 @@ describe('an aggregator against the celestia-node fixture (default config)', () 
       ...(token ? { 'da.auth_token': token } : {}),
     } as const;
     initHome({ home, chainId: 'conformance-1', aggregator: true, force: false, config });
-    const args = ['--node.rpc.address', config['rpc.address'], '--node.rpc.status_address', config['rpc.status_address'], '--no-node.da.local', '--node.da.address', da];
+    const args = [
+      '--node.rpc.address',
+      config['rpc.address'],
+      '--node.rpc.status_address',
+      config['rpc.status_address'],
+      '--no-node.da.local',
+      '--node.da.address',
+      da,
+    ];
     return { home, args };
   }
 
@@ -263,7 +282,11 @@ describe('an aggregator against the celestia-node fixture (default config)', () 
     const node = await Daemon.start(home, [...args, '--node.node.block_time', '100ms', '--node.da.block_time', '50ms', '--node.da.request_timeout', '2s']);
     cleanups.push(() => node.kill());
     const lines = (message: string) => node.stderr.split('\n').filter((l) => l.includes(`"${message}"`)).length;
-    await waitFor(() => fixture.dropSubmitAnswers === 0 && lines('found blocks already on DA from an earlier attempt; not posting them again') >= 2, 'both dropped submissions found on DA', 30_000);
+    await waitFor(
+      () => fixture.dropSubmitAnswers === 0 && lines('found blocks already on DA from an earlier attempt; not posting them again') >= 2,
+      'both dropped submissions found on DA',
+      30_000,
+    );
     const head = await latestHeight(node.rpc);
     await waitFor(async () => (await getBlockJson(node.rpc, { height: head })).json?.header_da_height > 0, `block ${head} on DA`, 30_000);
     await node.kill('SIGTERM');

@@ -96,11 +96,26 @@ describe('LocalDa: blobs and heights', () => {
     // The commitment is sha256(namespace ‖ data), and the wire form is celestia's.
     const [first] = await client.getAll(h1, [DATA]);
     expect(Buffer.from(first!.commitment)).toEqual(localCommitment(DATA, Buffer.from('d1')));
-    const wire = await rpc(da, JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'blob.GetAll', params: [Number(h1), [Buffer.from(HEADERS).toString('base64')]] }));
+    const wire = await rpc(
+      da,
+      JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'blob.GetAll', params: [Number(h1), [Buffer.from(HEADERS).toString('base64')]] }),
+    );
     expect(wire.json.id).toBe(7);
     expect(wire.json.result).toEqual([
-      { namespace: Buffer.from(HEADERS).toString('base64'), data: Buffer.from('h1').toString('base64'), share_version: 0, commitment: expect.any(String), index: 0 },
-      { namespace: Buffer.from(HEADERS).toString('base64'), data: Buffer.from('h2').toString('base64'), share_version: 0, commitment: expect.any(String), index: 2 },
+      {
+        namespace: Buffer.from(HEADERS).toString('base64'),
+        data: Buffer.from('h1').toString('base64'),
+        share_version: 0,
+        commitment: expect.any(String),
+        index: 0,
+      },
+      {
+        namespace: Buffer.from(HEADERS).toString('base64'),
+        data: Buffer.from('h2').toString('base64'),
+        share_version: 0,
+        commitment: expect.any(String),
+        index: 2,
+      },
     ]);
     const none = await rpc(da, JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'blob.GetAll', params: [Number(h1), [Buffer.from(OTHER).toString('base64')]] }));
     expect(none.json).toEqual({ jsonrpc: '2.0', id: 8, result: null });
@@ -160,7 +175,10 @@ describe('LocalDa: blobs and heights', () => {
     const next = await client2.submit([blob(HEADERS, 'after-restart')], txConfig());
     expect(next).toBeGreaterThan(BigInt(lastHeight));
     // One line per height, contiguous from 1.
-    const heights = readFileSync(join(dir, BLOCK_LOG_FILE), 'utf8').trim().split('\n').map((l) => JSON.parse(l).height);
+    const heights = readFileSync(join(dir, BLOCK_LOG_FILE), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).height);
     expect(heights).toEqual(heights.map((_: number, i: number) => i + 1));
   });
 
@@ -235,7 +253,9 @@ describe('LocalDa: blobs and heights', () => {
     await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
     cleanups.push(() => new Promise<void>((r) => blocker.close(() => r())));
     const port = (blocker.address() as { port: number }).port;
-    const err = await startDa({ dir: newDir(), listen: `127.0.0.1:${port}`, move: nodeListenerMove('da.address', `http://127.0.0.1:${port}`) }).catch((e: Error) => e);
+    const err = await startDa({ dir: newDir(), listen: `127.0.0.1:${port}`, move: nodeListenerMove('da.address', `http://127.0.0.1:${port}`) }).catch(
+      (e: Error) => e,
+    );
     expect(err).toBeInstanceOf(Error);
     expect((err as Error).message).toContain(`port ${port}`);
     expect((err as Error).message).toContain('--node.da.address');
@@ -437,7 +457,11 @@ describe('LocalDa: bad JSON-RPC input', () => {
       [call('blob.Nope', []), -32601, /^method 'blob\.Nope' not found$/],
       [call('blob.GetAll', 'x'), -32700, /^unmarshaling param array: json: cannot unmarshal string into Go value of type \[\]jsonrpc\.param$/],
       [call('blob.GetAll', [1]), -32602, /^wrong param count \(method 'blob\.GetAll'\): 1 != 2$/],
-      [call('blob.GetAll', ['abc', [ns]]), -32700, /^unmarshaling params for 'blob\.GetAll' \(param: \*uint64\): json: cannot unmarshal string into Go value of type uint64$/],
+      [
+        call('blob.GetAll', ['abc', [ns]]),
+        -32700,
+        /^unmarshaling params for 'blob\.GetAll' \(param: \*uint64\): json: cannot unmarshal string into Go value of type uint64$/,
+      ],
       [call('blob.GetAll', [1, 'ns']), -32700, /namespaces/],
       [call('blob.GetAll', [1, ['AAAA']]), -32700, /3 bytes, expected 29/],
       [call('blob.Submit', [[{ namespace: ns, data: 'aGk=' }], null]), -32602, /TxConfig is null/],
@@ -447,7 +471,11 @@ describe('LocalDa: bad JSON-RPC input', () => {
       [call('blob.Submit', [[{ namespace: Buffer.alloc(29, 1).toString('base64'), data: 'aGk=' }], {}]), -32700, /version 1/],
       [call('blob.Submit', [[{ namespace: ns, data: 'aGk=', share_version: 1 }], {}]), -32700, /share_version/],
       // go-square's ValidateForBlob: a primary reserved namespace (PayForBlob's, 0x…04) holds no blobs.
-      [call('blob.Submit', [[{ namespace: Buffer.from([...Buffer.alloc(28), 4]).toString('base64'), data: 'aGk=' }], {}]), -32700, /invalid data namespace\(0{56}04\): reserved data is forbidden/],
+      [
+        call('blob.Submit', [[{ namespace: Buffer.from([...Buffer.alloc(28), 4]).toString('base64'), data: 'aGk=' }], {}]),
+        -32700,
+        /invalid data namespace\(0{56}04\): reserved data is forbidden/,
+      ],
       [call('blob.Submit', [[null], {}]), -32700, /blob 0/],
     ];
     for (const [body, code, message] of cases) {
@@ -457,7 +485,10 @@ describe('LocalDa: bad JSON-RPC input', () => {
       expect(res.status, body).toBe(code === -32600 ? 400 : 500);
     }
     // header.GetByHeight refuses as a method (HTTP 200, code 1): height 0, and a height past the head.
-    for (const [height, message] of [[0, /height must be bigger than zero/], [99999, /given height is from the future/]] as const) {
+    for (const [height, message] of [
+      [0, /height must be bigger than zero/],
+      [99999, /given height is from the future/],
+    ] as const) {
       const res = await rpc(da, call('header.GetByHeight', [height]));
       expect([res.status, res.json.error?.code]).toEqual([200, 1]);
       expect(res.json.error.message).toMatch(message);
@@ -506,7 +537,12 @@ describe('LocalDa: admin listener', () => {
   it('with a token it wants "Authorization: Bearer <token>" on every admin endpoint', async () => {
     const da = await startDa({ dir: newDir(), adminListen: '127.0.0.1:0', authToken: 'adm1n' });
     const admin = da.adminAddress!;
-    for (const [path, init] of [['/faults', {}], ['/submissions', {}], ['/health', {}], ['/faults', { method: 'POST', body: '{"refuse":true}' }]] as const) {
+    for (const [path, init] of [
+      ['/faults', {}],
+      ['/submissions', {}],
+      ['/health', {}],
+      ['/faults', { method: 'POST', body: '{"refuse":true}' }],
+    ] as const) {
       for (const authorization of [undefined, 'Bearer wrong', 'adm1n']) {
         const res = await fetch(`${admin}${path}`, { ...init, headers: authorization ? { authorization } : {} });
         expect(res.status, `${init.method ?? 'GET'} ${path} with ${authorization ?? 'no token'}`).toBe(401);
@@ -520,7 +556,10 @@ describe('LocalDa: admin listener', () => {
   });
 
   it('without a token only a loopback address: another one is refused naming the fix', async () => {
-    await expect(startDa({ dir: newDir(), adminListen: '0.0.0.0:0' })).rejects.toMatchObject({ code: 'LOCAL_DA_ADMIN_EXPOSED', message: expect.stringContaining('--admin 127.0.0.1:0') });
+    await expect(startDa({ dir: newDir(), adminListen: '0.0.0.0:0' })).rejects.toMatchObject({
+      code: 'LOCAL_DA_ADMIN_EXPOSED',
+      message: expect.stringContaining('--admin 127.0.0.1:0'),
+    });
     await expect(startDa({ dir: newDir(), adminListen: '[::]:0' })).rejects.toThrow(LocalDaError);
     for (const loopback of ['127.0.0.1:0', 'localhost:0', '127.0.0.2:0']) {
       const da = await startDa({ dir: newDir(), adminListen: loopback });

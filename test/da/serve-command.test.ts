@@ -34,7 +34,11 @@ const blob = (text: string) => {
   return { namespace: NS, data, commitment: localCommitment(NS, data) };
 };
 const txConfig = (gasPrice: number): TxConfig => ({ gas_price: gasPrice, is_gas_price_set: true, max_gas_price: 1, gas: 0, tx_priority: 0 });
-const reasonOf = (p: Promise<unknown>) => p.then(() => 'ok', (err: unknown) => (err instanceof DaError ? err.reason : String(err)));
+const reasonOf = (p: Promise<unknown>) =>
+  p.then(
+    () => 'ok',
+    (err: unknown) => (err instanceof DaError ? err.reason : String(err)),
+  );
 
 describe('noded da serve', () => {
   it('serves the DA with a token, flips faults through --admin, keeps blobs across restarts, exits 0 on SIGTERM', async () => {
@@ -67,7 +71,11 @@ describe('noded da serve', () => {
     expect(await reasonOf(c.submit([blob('busy')], {}))).toBe('gas_price_above_cap');
     expect(await reasonOf(c.submit([blob('busy')], { max_gas_price: 1 }))).toBe('ok');
     expect((await post({ estimatedGasPrice: null })).status).toBe(200);
-    const subs = (await (await fetch(`${da.admin}/submissions`, { headers: admin })).json()) as Array<{ ok: boolean; txConfig: TxConfig; gasPrice: number | null }>;
+    const subs = (await (await fetch(`${da.admin}/submissions`, { headers: admin })).json()) as Array<{
+      ok: boolean;
+      txConfig: TxConfig;
+      gasPrice: number | null;
+    }>;
     expect(subs.map((s) => [s.ok, s.txConfig.gas_price, s.gasPrice])).toEqual([
       [true, 0.002, 0.002],
       [false, 0.002, null],

@@ -47,7 +47,16 @@ export function fullNodeInfo(now: number, overrides: Partial<Omit<NodeInfo, 'da'
   return {
     ...aggregator,
     role: 'full node',
-    da: { mode: 'follow', included_height: 118, scan_height: 1203, head_height: 1205, behind_blocks: 2, last_success_at: now - 300, failing_since: 0, last_error: null },
+    da: {
+      mode: 'follow',
+      included_height: 118,
+      scan_height: 1203,
+      head_height: 1205,
+      behind_blocks: 2,
+      last_success_at: now - 300,
+      failing_since: 0,
+      last_error: null,
+    },
     ...overrides,
   };
 }

@@ -145,7 +145,15 @@ describe('in a real terminal (tmux)', () => {
     const rpc = `127.0.0.1:${rpcPort}`;
     const status = `127.0.0.1:${statusPort}`;
     const da = await DaServer.start(await homes.create('dash-sizes-da', false));
-    const node = await Daemon.start(home, ['--no-node.da.local', '--node.da.address', da.address, '--node.rpc.address', rpc, '--node.rpc.status_address', status]);
+    const node = await Daemon.start(home, [
+      '--no-node.da.local',
+      '--node.da.address',
+      da.address,
+      '--node.rpc.address',
+      rpc,
+      '--node.rpc.status_address',
+      status,
+    ]);
     const t = terminal(['status', '--watch', '--home', home, '--node', rpc], { NODED_RPC_STATUS_ADDRESS: status }, { columns: 70, rows: 20 });
     const tooSmall = await screenShows(t, /terminal too small \(need 80×24\)/, 'the dashboard to say the terminal is too small').catch((err: Error) => {
       throw new Error(`${err.message}\nnode stderr:\n${node.stderr}`);
@@ -158,7 +166,10 @@ describe('in a real terminal (tmux)', () => {
     const main = t.capture().split('\n');
     expect(main[0]).toMatch(/^noded {2}dash-sizes {2}aggregator .* READY *$/);
     for (const title of ['CHAIN [ok]', 'DA [', 'P2P [', 'HEALTH [', 'EXECUTION [', 'CHILDREN [', 'BLOCKS [ok]', 'WARNINGS [']) {
-      expect(main.filter((l) => l.includes(title)), `${title} once in:\n${main.join('\n')}`).toHaveLength(1);
+      expect(
+        main.filter((l) => l.includes(title)),
+        `${title} once in:\n${main.join('\n')}`,
+      ).toHaveLength(1);
     }
     expect(main.join('\n')).not.toContain('too small');
 

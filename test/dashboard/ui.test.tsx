@@ -93,7 +93,12 @@ describe('panels from fixed inputs', () => {
 describe('every state has a word', () => {
   it('warn: catching up and a filling DA queue', async () => {
     const now = Date.now();
-    const info = healthyInfo(now, { height: 100, best_known_height: 120, catching_up: true, health: { live: { ok: true }, ready: { ok: false, reason: 'behind' }, checks: {} } });
+    const info = healthyInfo(now, {
+      height: 100,
+      best_known_height: 120,
+      catching_up: true,
+      health: { live: { ok: true }, ready: { ok: false, reason: 'behind' }, checks: {} },
+    });
     info.da = { ...info.da, pending_blocks: 70 };
     const { shows, frame } = await mount({ source: new FakeSource({ info, blocks: blocksUpTo(100, now) }) });
     await shows('CHAIN [WARN]');
@@ -268,7 +273,13 @@ describe('at exactly 80×24', () => {
     const { app, frame, shows } = await mount({ source: new ManyTxs({ info: healthyInfo(now), blocks: blocksUpTo(120, now) }) });
     await shows('BLOCKS');
     // Each key once the screen shows the last one took (a lone ESC written with the next key would read as one sequence).
-    for (const [key, screen] of [[ENTER, 'BLOCK 120'], ['j', 'BLOCK 119'], [ESC, 'CHAIN [ok]'], [ARROW_DOWN, /› +118 /], [ENTER, 'BLOCK 118']] as const) {
+    for (const [key, screen] of [
+      [ENTER, 'BLOCK 120'],
+      ['j', 'BLOCK 119'],
+      [ESC, 'CHAIN [ok]'],
+      [ARROW_DOWN, /› +118 /],
+      [ENTER, 'BLOCK 118'],
+    ] as const) {
       app.stdin.write(key);
       await shows(screen);
     }

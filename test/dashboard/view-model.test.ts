@@ -78,7 +78,12 @@ describe('buildView: a full node', () => {
     const info = fullNodeInfo(NOW);
     const reason = 'DA reads failing for 75s: connect ECONNREFUSED 127.0.0.1:26658';
     info.health = { live: { ok: true }, ready: { ok: false, reason }, checks: { da: { ok: false, reason } } };
-    info.da = { ...info.da, last_success_at: NOW - 76_000, failing_since: NOW - 75_000, last_error: { message: 'connect ECONNREFUSED 127.0.0.1:26658', reason: 'connection_refused', remedy: 'check the DA endpoint', at: NOW - 500 } };
+    info.da = {
+      ...info.da,
+      last_success_at: NOW - 76_000,
+      failing_since: NOW - 75_000,
+      last_error: { message: 'connect ECONNREFUSED 127.0.0.1:26658', reason: 'connection_refused', remedy: 'check the DA endpoint', at: NOW - 500 },
+    };
     const v = view(info);
     expect(v.da.level).toBe('fail');
     expect(panelText(v.da)).toContain('last ok    1m16s ago, failing for 1m15s');
@@ -89,7 +94,14 @@ describe('buildView: a full node', () => {
 
 describe('buildView: warn', () => {
   it('warns while catching up, with the lag', () => {
-    const v = view(healthyInfo(NOW, { height: 90, best_known_height: 120, catching_up: true, health: { live: { ok: true }, ready: { ok: false, reason: 'behind best-known height 120 by 30 blocks' }, checks: {} } }));
+    const v = view(
+      healthyInfo(NOW, {
+        height: 90,
+        best_known_height: 120,
+        catching_up: true,
+        health: { live: { ok: true }, ready: { ok: false, reason: 'behind best-known height 120 by 30 blocks' }, checks: {} },
+      }),
+    );
     expect(v.chain.level).toBe('warn');
     expect(panelText(v.chain)).toContain('CATCHING UP');
     expect(panelText(v.chain)).toContain('lag 30');
@@ -100,7 +112,11 @@ describe('buildView: warn', () => {
 
   it('warns when the pending queue passes half the cap, and after a DA error that has not failed readiness', () => {
     const info = healthyInfo(NOW);
-    info.da = { ...info.da, pending_blocks: 60, last_error: { message: 'connection refused', reason: 'connection_refused', remedy: 'check the DA endpoint', at: NOW - 500 } };
+    info.da = {
+      ...info.da,
+      pending_blocks: 60,
+      last_error: { message: 'connection refused', reason: 'connection_refused', remedy: 'check the DA endpoint', at: NOW - 500 },
+    };
     const v = view(info);
     expect(v.da.level).toBe('warn');
     expect(panelText(v.da)).toContain('60%');
@@ -125,15 +141,27 @@ describe('buildView: warn', () => {
       }),
     );
     expect(v.warnings.level).toBe('fail');
-    expect(panelText(v.warnings).split('\n')).toEqual(['11:59:59 ERROR [da-submitter] DA layer submission failed: timeout', '11:59:55 WARN [p2p] peer dial failed: ECONNREFUSED']);
+    expect(panelText(v.warnings).split('\n')).toEqual([
+      '11:59:59 ERROR [da-submitter] DA layer submission failed: timeout',
+      '11:59:55 WARN [p2p] peer dial failed: ECONNREFUSED',
+    ]);
   });
 });
 
 describe('buildView: fail', () => {
   it('fails DA when readiness says DA is unreachable, and shows production paused at the cap', () => {
     const info = healthyInfo(NOW);
-    info.health = { live: { ok: true }, ready: { ok: false, reason: 'DA unreachable for 40s' }, checks: { da: { ok: false, reason: 'DA unreachable for 40s' } } };
-    info.da = { ...info.da, pending_blocks: 100, production_paused: 'production paused: 100 blocks pending DA', last_error: { message: 'refused', reason: 'connection_refused', remedy: 'check', at: NOW } };
+    info.health = {
+      live: { ok: true },
+      ready: { ok: false, reason: 'DA unreachable for 40s' },
+      checks: { da: { ok: false, reason: 'DA unreachable for 40s' } },
+    };
+    info.da = {
+      ...info.da,
+      pending_blocks: 100,
+      production_paused: 'production paused: 100 blocks pending DA',
+      last_error: { message: 'refused', reason: 'connection_refused', remedy: 'check', at: NOW },
+    };
     const v = view(info);
     expect(v.da.level).toBe('fail');
     expect(panelText(v.da)).toContain('100% PAUSED');
@@ -181,7 +209,12 @@ describe('buildView: unreachable', () => {
   });
 
   it('keeps the last data, marked stale, once the node stops answering', () => {
-    const v = buildView(state({ info: healthyInfo(NOW), blocks: blocksUpTo(120, NOW) }, { message: 'no node at 127.0.0.1:7331 — retrying', since: NOW - 2000 }), 't', 'watch', NOW);
+    const v = buildView(
+      state({ info: healthyInfo(NOW), blocks: blocksUpTo(120, NOW) }, { message: 'no node at 127.0.0.1:7331 — retrying', since: NOW - 2000 }),
+      't',
+      'watch',
+      NOW,
+    );
     expect(text(v.banner!)).toContain('showing data from 1.0s ago');
     expect([v.chain, v.da, v.p2p, v.health].map((p) => p.level)).toEqual(['stale', 'stale', 'stale', 'stale']);
     expect(panelText(v.chain)).toContain('height     120');
@@ -189,7 +222,9 @@ describe('buildView: unreachable', () => {
 
   it('words failures: refused, slow, other', () => {
     expect(describeFailure(new NodeUnreachableError('127.0.0.1:7331'), 'x')).toBe('no node at 127.0.0.1:7331 — retrying');
-    expect(describeFailure(Object.assign(new Error('Headers Timeout Error'), { code: 'UND_ERR_HEADERS_TIMEOUT' }), '127.0.0.1:7331')).toBe('127.0.0.1:7331 did not answer in time — retrying');
+    expect(describeFailure(Object.assign(new Error('Headers Timeout Error'), { code: 'UND_ERR_HEADERS_TIMEOUT' }), '127.0.0.1:7331')).toBe(
+      '127.0.0.1:7331 did not answer in time — retrying',
+    );
     expect(describeFailure(new Error('node_info failed: boom'), 'h')).toBe('h: node_info failed: boom — retrying');
   });
 });
@@ -298,7 +333,11 @@ describe('log tail', () => {
     const lines = Array.from({ length: 3000 }, (_, i) => `[12:00:0${i % 10}.123] INFO: line ${i}`);
     lines.push(JSON.stringify({ level: 40, time: '2026-11-23T12:00:09.000Z', module: 'da', msg: 'DA layer submission failed', error: 'refused' }));
     writeFileSync(file, lines.join('\n') + '\n');
-    expect(await readLogTail(file, 3)).toEqual(['12:00:08 INFO line 2998', '12:00:09 INFO line 2999', '12:00:09 WARN [da] DA layer submission failed error=refused']);
+    expect(await readLogTail(file, 3)).toEqual([
+      '12:00:08 INFO line 2998',
+      '12:00:09 INFO line 2999',
+      '12:00:09 WARN [da] DA layer submission failed error=refused',
+    ]);
     expect(formatLogLine('not a log line')).toBe('not a log line');
   });
 });

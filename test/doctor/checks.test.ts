@@ -39,7 +39,7 @@ const json = (res: ServerResponse, status: number, body: unknown) => {
 const check = (id: string): Check => CHECKS.find((c) => c.id === id)!;
 
 describe('doctor checks in-process', () => {
-  it("a celestia-node (the fixture: its RPC port answers a GET with HTTP 400): da-health and da-sync fall back to JSON-RPC and say so; a slow answer warns", async () => {
+  it('a celestia-node (the fixture: its RPC port answers a GET with HTTP 400): da-health and da-sync fall back to JSON-RPC and say so; a slow answer warns', async () => {
     const da = await CelestiaNodeFixture.start({ token: 'doctor-token' });
     cleanups.push(() => da.close());
     // A 10 s bound: however loaded the machine, the fixture's answers come within it (and, undelayed, under the 1 s slow mark).
@@ -75,7 +75,13 @@ describe('doctor checks in-process', () => {
       if (req.url === '/health/live') return res.end('OK');
       if (req.url === '/health/ready') return res.end('READY');
       height += step;
-      json(res, 200, { result: { node_info: { network: 'checks-1' }, sync_info: { latest_block_height: String(height), catching_up: true }, validator_info: { voting_power: '0' } } });
+      json(res, 200, {
+        result: {
+          node_info: { network: 'checks-1' },
+          sync_info: { latest_block_height: String(height), catching_up: true },
+          validator_info: { voting_power: '0' },
+        },
+      });
     });
     const address = node.replace('http://', '');
     const h = home({ 'rpc.address': address, 'rpc.status_address': address, 'node.block_time': '100ms' });
@@ -84,7 +90,9 @@ describe('doctor checks in-process', () => {
     const ctx: DoctorContext = buildContext({ home: h, env: {}, timeoutMs: 20_000 });
     const behind = await runCheck(check('node'), ctx);
     expect(behind.status, behind.message).toBe('warn');
-    expect(behind.message).toMatch(/^falling behind: catching up, but height 101 → 102 in \d\.\d s \(\d+\.\d blocks\/s; the chain makes 10\.0 at node\.block_time 100ms\)/);
+    expect(behind.message).toMatch(
+      /^falling behind: catching up, but height 101 → 102 in \d\.\d s \(\d+\.\d blocks\/s; the chain makes 10\.0 at node\.block_time 100ms\)/,
+    );
     step = 1000;
     const gaining = await runCheck(check('node'), ctx);
     expect(gaining).toMatchObject({ status: 'ok', message: expect.stringMatching(/^live, ready, catching up: height \d+ → \d+/) });
@@ -95,7 +103,10 @@ describe('doctor checks in-process', () => {
     const file = join(withToken, 'config', 'node.yml');
     const ctx = buildContext({ home: withToken, env: {} });
     expect(await runCheck(check('data-dir'), ctx)).toMatchObject({ status: 'ok' });
-    for (const [mode, who] of [[0o644, 'every user'], [0o640, 'its group']] as const) {
+    for (const [mode, who] of [
+      [0o644, 'every user'],
+      [0o640, 'its group'],
+    ] as const) {
       chmodSync(file, mode);
       const open = await runCheck(check('data-dir'), ctx);
       expect(open).toEqual({
@@ -117,8 +128,19 @@ describe('doctor checks in-process', () => {
   it('the runner: a check that overruns its bound or throws becomes a failed result, never a crash', async () => {
     const ctx = buildContext({ home: home(), env: {}, timeoutMs: 200 });
     const hangs: Check = { id: 'peers', verifies: '', run: () => new Promise(() => undefined) };
-    const throws: Check = { id: 'engine', verifies: '', run: async () => { throw new TypeError('boom'); } };
-    expect(await runCheck(hangs, ctx)).toEqual({ id: 'peers', status: 'fail', message: 'no answer within 200ms', remedy: 'raise --timeout (now 200ms) if the service is just slow' });
+    const throws: Check = {
+      id: 'engine',
+      verifies: '',
+      run: async () => {
+        throw new TypeError('boom');
+      },
+    };
+    expect(await runCheck(hangs, ctx)).toEqual({
+      id: 'peers',
+      status: 'fail',
+      message: 'no answer within 200ms',
+      remedy: 'raise --timeout (now 200ms) if the service is just slow',
+    });
     expect(await runCheck(throws, ctx)).toMatchObject({ id: 'engine', status: 'fail', message: 'the check could not finish: boom' });
   });
 

@@ -99,11 +99,15 @@ describe('noded doctor against a running devnet', () => {
     // A valid secret for the engine cases, which point execution at EthereumJS by flags.
     writeFileSync(join(home, 'config', 'jwt.hex'), readFileSync(el.jwtFile));
     agg = await Daemon.start(home, [
-      '--node.rpc.address', config['rpc.address'],
-      '--node.rpc.status_address', config['rpc.status_address'],
+      '--node.rpc.address',
+      config['rpc.address'],
+      '--node.rpc.status_address',
+      config['rpc.status_address'],
       '--no-node.da.local',
-      '--node.da.address', da.address,
-      '--node.node.block_time', '100ms',
+      '--node.da.address',
+      da.address,
+      '--node.node.block_time',
+      '100ms',
     ]);
     await waitFor(ready, 'the aggregator to be ready');
   });
@@ -203,7 +207,9 @@ describe('noded doctor against a running devnet', () => {
     expect(wrong.byId['da-health']!.message).toMatch(/it refuses the token: see da-auth/);
 
     const missing = expectOnlyFailure(none, 'da-auth', { deferred: ['da-sync', 'da-balance'] });
-    expect(missing.message).toMatch(/^DA token missing: .*missing permission to invoke 'NetworkHead' \(need 'read'\): no auth token is set \(da\.auth_token is empty\)/);
+    expect(missing.message).toMatch(
+      /^DA token missing: .*missing permission to invoke 'NetworkHead' \(need 'read'\): no auth token is set \(da\.auth_token is empty\)/,
+    );
     expect(missing.remedy).toContain('celestia <light|bridge> auth write --p2p.network <network>');
 
     expect(right.code, right.stdout).toBe(0);
@@ -214,7 +220,10 @@ describe('noded doctor against a running devnet', () => {
     await da.setFaults({ submitError: 'already_in_mempool' });
     let log = '';
     try {
-      await waitFor(() => agg.stderr.split('\n').some((l) => l.includes('DA layer submission failed') && l.includes('code 19')), 'a code 19 failure in the node log');
+      await waitFor(
+        () => agg.stderr.split('\n').some((l) => l.includes('DA layer submission failed') && l.includes('code 19')),
+        'a code 19 failure in the node log',
+      );
       log = join(newDir(), 'node.log');
       writeFileSync(log, agg.stderr);
     } finally {
@@ -222,7 +231,9 @@ describe('noded doctor against a running devnet', () => {
     }
     const run = await doctor(home, ['--log', log]);
     const failed = expectOnlyFailure(run, 'da-balance');
-    expect(failed.message).toMatch(/^\d+ DA submission failure\(s\) with codespace sdk code 19 in .*node\.log, the last at \S+, and no submission succeeded since/);
+    expect(failed.message).toMatch(
+      /^\d+ DA submission failure\(s\) with codespace sdk code 19 in .*node\.log, the last at \S+, and no submission succeeded since/,
+    );
     expect(failed.remedy).toContain('check the balance, fund the account, or raise --node.da.gas_price');
   });
 
@@ -238,8 +249,10 @@ describe('noded doctor against a running devnet', () => {
   });
 
   const evm = (engineUrl: string, jwtFile?: string) => [
-    '--node.execution.type', 'evm',
-    '--node.execution.engine_url', engineUrl,
+    '--node.execution.type',
+    'evm',
+    '--node.execution.engine_url',
+    engineUrl,
     ...(jwtFile ? ['--node.execution.jwt_secret_file', jwtFile] : []),
   ];
 
@@ -264,7 +277,12 @@ describe('noded doctor against a running devnet', () => {
     ]);
     expect(ok.code, ok.stdout).toBe(0);
     expect(ok.results).toEqual([
-      { id: 'engine', status: 'ok', message: `Engine API at ${el.engineUrl} reachable and authorised; execution layer at height 0 (node not answering: heights not compared)`, remedy: '' },
+      {
+        id: 'engine',
+        status: 'ok',
+        message: `Engine API at ${el.engineUrl} reachable and authorised; execution layer at height 0 (node not answering: heights not compared)`,
+        remedy: '',
+      },
     ]);
 
     // Beside this home's running (kv) node, well past height 1, the fresh execution chain at 0 is behind.
@@ -305,7 +323,10 @@ describe('noded doctor against a running devnet', () => {
     expect(run.byId.config!.message).toMatch(/p2p\.peers is reported by the peers check/);
 
     expect(down.code, down.stdout).toBe(0);
-    expect(down.byId.peers).toMatchObject({ status: 'warn', message: expect.stringMatching(new RegExp(`^firewall or peer down: 127\\.0\\.0\\.1:${closed} \\(ECONNREFUSED\\)`)) });
+    expect(down.byId.peers).toMatchObject({
+      status: 'warn',
+      message: expect.stringMatching(new RegExp(`^firewall or peer down: 127\\.0\\.0\\.1:${closed} \\(ECONNREFUSED\\)`)),
+    });
   });
 
   it('a data path that is a file: data-dir fails alone; so do key files readable by others', async () => {
@@ -314,8 +335,16 @@ describe('noded doctor against a running devnet', () => {
       const dir = newDir();
       const [rpc, status, p2p] = [await freePort(), await freePort(), await freePort()];
       initHome({
-        home: dir, chainId, aggregator: false, force: false,
-        config: { 'rpc.address': `127.0.0.1:${rpc}`, 'rpc.status_address': `127.0.0.1:${status}`, 'p2p.listen_address': `/ip4/127.0.0.1/tcp/${p2p}`, 'da.address': da.address },
+        home: dir,
+        chainId,
+        aggregator: false,
+        force: false,
+        config: {
+          'rpc.address': `127.0.0.1:${rpc}`,
+          'rpc.status_address': `127.0.0.1:${status}`,
+          'p2p.listen_address': `/ip4/127.0.0.1/tcp/${p2p}`,
+          'da.address': da.address,
+        },
       });
       return dir;
     };
@@ -362,10 +391,19 @@ describe('noded doctor: usage', () => {
       doctor(home, ['--check', 'peers', '--check', 'config,engine']),
     ]);
     expect(list.code).toBe(0);
-    expect(list.stdout.trimEnd().split('\n').map((l) => l.split(' ')[0])).toEqual([...CHECK_IDS]);
+    expect(
+      list.stdout
+        .trimEnd()
+        .split('\n')
+        .map((l) => l.split(' ')[0]),
+    ).toEqual([...CHECK_IDS]);
     expect(JSON.parse(listJson.stdout).map((c: { id: string }) => c.id)).toEqual([...CHECK_IDS]);
     expect(unknown.code).toBe(2);
-    expect(JSON.parse(unknown.stdout).error).toMatchObject({ code: 'UNKNOWN_CHECK', exit: 2, message: `unknown check "bogus"; the checks are ${CHECK_IDS.join(', ')}` });
+    expect(JSON.parse(unknown.stdout).error).toMatchObject({
+      code: 'UNKNOWN_CHECK',
+      exit: 2,
+      message: `unknown check "bogus"; the checks are ${CHECK_IDS.join(', ')}`,
+    });
     expect(badTimeout.code).toBe(2);
     expect(badTimeout.stderr).toMatch(/--timeout: got "soon"/);
     expect(noLog.code).toBe(2);

@@ -36,7 +36,14 @@ function writeNodeLog(path: string, format: 'text' | 'json', failures: number): 
     submitter.error({ code: 'DA_SUBMIT_FAILED', error: CODE_19, reason: 'already_in_mempool', attempt, heights: '1-4' }, 'DA layer submission failed');
     for (let echo = 0; echo < 3; echo++) {
       const fields: StatusFields = {
-        height: 4 + echo, bestKnown: 4 + echo, catchingUp: false, unready: null, daIncluded: 0, daPending: 4 + echo, maxPending: 100, peers: 0,
+        height: 4 + echo,
+        bestKnown: 4 + echo,
+        catchingUp: false,
+        unready: null,
+        daIncluded: 0,
+        daPending: 4 + echo,
+        maxPending: 100,
+        peers: 0,
         lastError: { code: 'DA_SUBMIT_FAILED', msg: 'DA layer submission failed', detail: CODE_19, time: new Date().toISOString() },
       };
       status.info({ status: fields }, describeStatus(fields));
@@ -69,7 +76,9 @@ describe('doctor scans the node log without flags, and counts each failure once'
     writeNodeLog(join(dir, 'logs', 'node.log'), format, 2);
     const result = await daBalance(dir);
     expect(result.status, JSON.stringify(result)).toBe('fail');
-    expect(result.message).toMatch(/^2 DA submission failure\(s\) with codespace sdk code 19 in .*logs\/node\.log, the last at \S+, and no submission succeeded since/);
+    expect(result.message).toMatch(
+      /^2 DA submission failure\(s\) with codespace sdk code 19 in .*logs\/node\.log, the last at \S+, and no submission succeeded since/,
+    );
     expect(result.remedy).toContain('raise --node.da.gas_price');
   });
 

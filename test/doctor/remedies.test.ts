@@ -2,16 +2,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  configKeys,
-  defaultPorts,
-  freePortAfter,
-  loadConfig,
-  nodeListenerMove,
-  portOf,
-  tryBind,
-  type ConfigPath,
-} from '../../src/config/index.js';
+import { configKeys, defaultPorts, freePortAfter, loadConfig, nodeListenerMove, portOf, tryBind, type ConfigPath } from '../../src/config/index.js';
 import { initHome } from '../../src/home/index.js';
 import { CHECKS, buildContext, runCheck } from '../../src/doctor/index.js';
 import { Daemon, freePort, killAll, squatPort, tempHome } from '../helpers/daemon.js';
@@ -114,7 +105,7 @@ describe('remedies in the sources', () => {
 const LISTENER_KEYS: ConfigPath[] = ['rpc.address', 'rpc.status_address', 'p2p.listen_address', 'da.address', 'instrumentation.prometheus_listen_addr'];
 
 describe('the suggestion helper', () => {
-  it('the default ports are the schema\'s', () => {
+  it("the default ports are the schema's", () => {
     expect([...defaultPorts()].sort((a, b) => a - b)).toEqual([7331, 7676, 8545, 8551, 26657, 26658, 26659, 26660, 50051]);
   });
 
@@ -156,12 +147,19 @@ describe('remedies printed for a taken port', () => {
     expect(suggestion).toContain(`--node.${key} `);
   });
 
-  it('doctor\'s ports check: the remedy moves the node to a free port that is no default', async () => {
+  it("doctor's ports check: the remedy moves the node to a free port that is no default", async () => {
     const port = await squat();
     const home = newDir();
     initHome({ home, chainId: 'remedy-2', aggregator: true, force: false });
-    const ctx = buildContext({ home, env: {}, flags: { 'rpc.address': `127.0.0.1:${port}`, 'rpc.status_address': '127.0.0.1:0', 'p2p.listen_address': '/ip4/127.0.0.1/tcp/0' } });
-    const result = await runCheck(CHECKS.find((c) => c.id === 'ports')!, ctx);
+    const ctx = buildContext({
+      home,
+      env: {},
+      flags: { 'rpc.address': `127.0.0.1:${port}`, 'rpc.status_address': '127.0.0.1:0', 'p2p.listen_address': '/ip4/127.0.0.1/tcp/0' },
+    });
+    const result = await runCheck(
+      CHECKS.find((c) => c.id === 'ports')!,
+      ctx,
+    );
     expect(result.status, result.message).toBe('fail');
     const [suggestion] = await expectWorkingSuggestions(result.remedy);
     expect(suggestion).toMatch(/^--node\.rpc\.address 127\.0\.0\.1:\d+$/);

@@ -33,13 +33,20 @@ describe('DA exactly once', () => {
     const aggregator = await homes.create(CHAIN, true);
     const da = await DaServer.start(await homes.create('da-host', false), ['--block-time', '300ms']);
     const args = [
-      '--node.node.block_time', '100ms',
-      '--no-node.da.local', '--node.da.address', da.address,
-      '--node.da.block_time', '300ms',
-      '--node.da.request_timeout', '1s',
+      '--node.node.block_time',
+      '100ms',
+      '--no-node.da.local',
+      '--node.da.address',
+      da.address,
+      '--node.da.block_time',
+      '300ms',
+      '--node.da.request_timeout',
+      '1s',
       // `noded da serve` includes what it took in its next block.
-      '--node.da.inclusion_window', '1',
-      '--node.da.data_namespace', DATA_NS,
+      '--node.da.inclusion_window',
+      '1',
+      '--node.da.data_namespace',
+      DATA_NS,
     ];
     let agg = await Daemon.start(aggregator, args);
     let seen = 0;
@@ -106,7 +113,9 @@ describe('DA exactly once', () => {
     const postings = await blobPostings(da.address, CHAIN, DATA_NS);
     const posted = Math.max(...[...postings.headers.keys()].map(Number));
     const duplicates = [...postings.headers.values(), ...postings.data.values()].reduce((sum, n) => sum + Math.max(0, n - 1), 0);
-    console.info(`da-exactly-once: ${head} blocks checked (${posted} posted, ${withTxs.size} with data), ${postings.daHeights} DA heights scanned, ${duplicates} duplicates`);
+    console.info(
+      `da-exactly-once: ${head} blocks checked (${posted} posted, ${withTxs.size} with data), ${postings.daHeights} DA heights scanned, ${duplicates} duplicates`,
+    );
     expect(withTxs.size, 'blocks with txs (data blobs)').toBeGreaterThanOrEqual(ROUNDS * 3);
     for (let h = 1n; h <= BigInt(head); h++) {
       expect(postings.headers.get(h), `header postings of block ${h}`).toBe(1);

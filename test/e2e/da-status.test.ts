@@ -40,9 +40,12 @@ async function startFullNode(home: string, args: string[]) {
   const [rpc, status] = [await freePort(), await freePort()];
   const env = { NODED_RPC_ADDRESS: `127.0.0.1:${rpc}`, NODED_RPC_STATUS_ADDRESS: `127.0.0.1:${status}` };
   const node = await Daemon.start(home, [
-    '--node.rpc.address', env.NODED_RPC_ADDRESS,
-    '--node.rpc.status_address', env.NODED_RPC_STATUS_ADDRESS,
-    '--node.log.status_interval', '200ms',
+    '--node.rpc.address',
+    env.NODED_RPC_ADDRESS,
+    '--node.rpc.status_address',
+    env.NODED_RPC_STATUS_ADDRESS,
+    '--node.log.status_interval',
+    '200ms',
     ...METRICS,
     ...args,
   ]);
@@ -57,19 +60,30 @@ describe('a full node reports what it follows on DA', () => {
     const daOnly = await startFullNode(full[0]!, daArgs(da));
     const p2p = await startFullNode(full[1]!, [...daArgs(da), '--node.p2p.peers', agg.p2p]);
 
-    const aggInfo = await waitFor(async () => {
-      const info = await nodeInfo(agg);
-      return info.da.included_height >= 10 ? info : null;
-    }, 'the aggregator to include 10 blocks on DA', 60_000);
+    const aggInfo = await waitFor(
+      async () => {
+        const info = await nodeInfo(agg);
+        return info.da.included_height >= 10 ? info : null;
+      },
+      'the aggregator to include 10 blocks on DA',
+      60_000,
+    );
     expect(aggInfo.da).toMatchObject({ mode: 'submit', max_pending_blocks: 100 });
     await waitFor(() => statusLines(agg).some((l) => /\| DA included \d+, \d+ pending \|/.test(l.msg)), 'the aggregator to log its pending blocks');
 
-    for (const [name, { node, env }] of [['DA-only', daOnly], ['P2P', p2p]] as const) {
+    for (const [name, { node, env }] of [
+      ['DA-only', daOnly],
+      ['P2P', p2p],
+    ] as const) {
       const what = (s: string) => `${name} full node: ${s}\n${node.stderr.slice(-3000)}`;
-      const info = await waitFor(async () => {
-        const i = await nodeInfo(node);
-        return i.height >= 10 && i.da.included_height >= 10 ? i : null;
-      }, what('10 blocks found on DA'), 60_000);
+      const info = await waitFor(
+        async () => {
+          const i = await nodeInfo(node);
+          return i.height >= 10 && i.da.included_height >= 10 ? i : null;
+        },
+        what('10 blocks found on DA'),
+        60_000,
+      );
 
       // /node_info, which the dashboard reads.
       expect(info.role, what('role')).toBe(name === 'P2P' ? 'full node' : 'full node (DA-only sync)');
@@ -90,7 +104,11 @@ describe('a full node reports what it follows on DA', () => {
       // /status: CometBFT's fields as they were, ours in node_info.other.
       const status = (await fetchJson(`${node.status}/status`)).json.result;
       expect(status.sync_info).toMatchObject({ catching_up: expect.any(Boolean), latest_block_height: expect.any(String) });
-      expect(status.node_info.other).toMatchObject({ tx_index: 'on', da_included_height: expect.stringMatching(/^\d+$/), da_scan_height: expect.stringMatching(/^\d+$/) });
+      expect(status.node_info.other).toMatchObject({
+        tx_index: 'on',
+        da_included_height: expect.stringMatching(/^\d+$/),
+        da_scan_height: expect.stringMatching(/^\d+$/),
+      });
       expect(Number(status.node_info.other.da_included_height)).toBeGreaterThanOrEqual(info.da.included_height);
       expect(status.node_info.other).not.toHaveProperty('da_pending_blocks');
 
@@ -137,13 +155,20 @@ describe('readiness covers a failing DA of any kind', () => {
 
   /** Waits for /health/ready to turn 503 for DA, and for the status line to say so; returns the reason. */
   async function waitUnready(agg: Daemon, cause: RegExp, what: string): Promise<string> {
-    const ready = await waitFor(async () => {
-      const r = await readyOf(agg);
-      return r.status === 503 && r.text.startsWith('UNREADY: DA submissions failing') ? r : null;
-    }, `${what}: /health/ready to be 503 for DA\n${agg.stderr.slice(-2000)}`, 60_000);
+    const ready = await waitFor(
+      async () => {
+        const r = await readyOf(agg);
+        return r.status === 503 && r.text.startsWith('UNREADY: DA submissions failing') ? r : null;
+      },
+      `${what}: /health/ready to be 503 for DA\n${agg.stderr.slice(-2000)}`,
+      60_000,
+    );
     expect(ready.text, what).toMatch(/^UNREADY: DA submissions failing for \d+s: /);
     expect(ready.text, what).toMatch(cause);
-    await waitFor(() => statusLines(agg).some((l) => l.msg.startsWith('UNREADY: DA submissions failing for') && cause.test(l.msg)), `${what}: the status line to say UNREADY`);
+    await waitFor(
+      () => statusLines(agg).some((l) => l.msg.startsWith('UNREADY: DA submissions failing for') && cause.test(l.msg)),
+      `${what}: the status line to say UNREADY`,
+    );
     return ready.text;
   }
 
@@ -203,10 +228,14 @@ describe('readiness covers a failing DA of any kind', () => {
     const fn = await Daemon.start(full[0]!, ['--node.log.status_interval', '200ms', ...UNREADY_AFTER, ...daArgs(da)]);
     await waitFor(async () => (await nodeInfo(fn)).da.included_height > 0, 'the full node to find blocks on DA', 60_000);
     await da.setFaults({ refuse: true });
-    const ready = await waitFor(async () => {
-      const r = await readyOf(fn);
-      return r.status === 503 && r.text.startsWith('UNREADY: DA reads failing') ? r : null;
-    }, `/health/ready to be 503 for DA reads\n${fn.stderr.slice(-2000)}`, 60_000);
+    const ready = await waitFor(
+      async () => {
+        const r = await readyOf(fn);
+        return r.status === 503 && r.text.startsWith('UNREADY: DA reads failing') ? r : null;
+      },
+      `/health/ready to be 503 for DA reads\n${fn.stderr.slice(-2000)}`,
+      60_000,
+    );
     expect(ready.text).toMatch(/^UNREADY: DA reads failing for \d+s: .*(ECONNREFUSED|refused)/i);
     await waitFor(() => statusLines(fn).some((l) => l.msg.startsWith('UNREADY: DA reads failing for')), 'the status line to say UNREADY');
     await da.setFaults({ refuse: false });
@@ -216,7 +245,16 @@ describe('readiness covers a failing DA of any kind', () => {
   it('a token the DA node rejects: UNREADY after da.unready_after, naming the cause', async () => {
     const aggregator = await homes.create('da-auth', true);
     const da = await DaServer.start(await homes.create('da-host', false), ['--token', 'right-token']);
-    const agg = await Daemon.start(aggregator, ['--node.node.block_time', '100ms', '--node.log.status_interval', '200ms', ...UNREADY_AFTER, ...daArgs(da), '--node.da.auth_token', 'wrong-token']);
+    const agg = await Daemon.start(aggregator, [
+      '--node.node.block_time',
+      '100ms',
+      '--node.log.status_interval',
+      '200ms',
+      ...UNREADY_AFTER,
+      ...daArgs(da),
+      '--node.da.auth_token',
+      'wrong-token',
+    ]);
     const text = await waitUnready(agg, /token/i, 'wrong token');
     expect(text).not.toContain('wrong-token');
   });

@@ -62,7 +62,7 @@ describe('DA layer', () => {
     expect((await fetch(`${agg.rpc}/tx`, { method: 'POST', body: 'split=1' })).status).toBe(200);
     await waitFor(async () => (await (await fetch(`${fn.rpc}/kv/split`)).text()) === '1', 'the full node to apply the tx from DA', 20_000);
     // The block that carries the tx (the full node's head may be a later block without data).
-    const head = Number((await (await fetch(`${fn.status}/status`)).json() as any).result.sync_info.latest_block_height);
+    const head = Number(((await (await fetch(`${fn.status}/status`)).json()) as any).result.sync_info.latest_block_height);
     let height = 0;
     for (let h = 1; h <= head && height === 0; h++) if ((await getBlockJson(agg.rpc, { height: h })).json.block.data.txs?.length > 0) height = h;
     expect(height, 'the block with the tx').toBeGreaterThan(0);
@@ -161,27 +161,35 @@ describe('DA layer', () => {
     const intruder = Ed25519Key.generate();
     const forged = (height: bigint, mutate?: (b: ReturnType<typeof buildBlock>) => void) => {
       const b = buildBlock({
-        chainId: 'da-forged', height, time: BigInt(Date.now()) * 1_000_000n, txs: [new TextEncoder().encode('evil=1')],
-        lastHeaderHash: new Uint8Array(0), lastDataHash: new Uint8Array(0),
-        appHash: new Uint8Array(32), signer: intruder,
+        chainId: 'da-forged',
+        height,
+        time: BigInt(Date.now()) * 1_000_000n,
+        txs: [new TextEncoder().encode('evil=1')],
+        lastHeaderHash: new Uint8Array(0),
+        lastDataHash: new Uint8Array(0),
+        appHash: new Uint8Array(32),
+        signer: intruder,
       });
       mutate?.(b);
       return blockBlobs(b, ns, intruder);
     };
     const tx = {}; // the defaults: the DA node estimates under its default cap
     await client.submit(forged(1n), tx); // wrong proposer
-    await client.submit(forged(1n, (b) => (b.header!.signature = new Uint8Array(64))), tx); // bad signature
+    await client.submit(
+      forged(1n, (b) => (b.header!.signature = new Uint8Array(64))),
+      tx,
+    ); // bad signature
     await client.submit(forged(7n), tx); // wrong height (and proposer)
     await client.submit([{ namespace: ns.header, data: new Uint8Array([1, 2, 3, 4]), commitment: new Uint8Array(32) }], tx);
     await client.close();
-    await waitFor(() => fn.stderr.includes('proposer is not the chain\'s aggregator'), 'the full node to reject the forged blocks');
+    await waitFor(() => fn.stderr.includes("proposer is not the chain's aggregator"), 'the full node to reject the forged blocks');
     await waitFor(() => fn.stderr.includes('skipping a blob'), 'the full node to skip the garbage blob');
     expect((await fetch(`${agg.rpc}/tx`, { method: 'POST', body: 'real=1' })).status).toBe(200);
     await waitFor(async () => (await latestHeight(agg.rpc)) >= 1, 'block 1');
     await waitFor(async () => (await latestHeight(fn.rpc)) >= 1, 'the full node to apply the real block 1', 20_000);
     const [a, f] = await Promise.all([getBlockJson(agg.rpc, { height: 1 }), getBlockJson(fn.rpc, { height: 1 })]);
     expect(f.text).toBe(a.text);
-    expect((await (await fetch(`${fn.rpc}/kv/real`)).text())).toBe('1');
+    expect(await (await fetch(`${fn.rpc}/kv/real`)).text()).toBe('1');
     expect((await fetch(`${fn.rpc}/kv/evil`)).status).toBe(404);
   });
 

@@ -30,8 +30,18 @@ afterAll(async () => {
 });
 
 const HEADER_FIELDS = [
-  'version', 'height', 'time', 'last_header_hash', 'last_commit_hash', 'data_hash', 'consensus_hash',
-  'app_hash', 'last_results_hash', 'proposer_address', 'validator_hash', 'chain_id',
+  'version',
+  'height',
+  'time',
+  'last_header_hash',
+  'last_commit_hash',
+  'data_hash',
+  'consensus_hash',
+  'app_hash',
+  'last_results_hash',
+  'proposer_address',
+  'validator_hash',
+  'chain_id',
 ];
 
 describe('a devnet aggregator', () => {
@@ -96,7 +106,11 @@ describe('a devnet aggregator', () => {
   });
 
   it('is read by buf curl over connect and grpc, the schema taken from server reflection (v1 and v1alpha)', async () => {
-    for (const [protocol, reflect] of [['connect', 'grpc-v1'], ['grpc', 'grpc-v1'], ['grpc', 'grpc-v1alpha']] as const) {
+    for (const [protocol, reflect] of [
+      ['connect', 'grpc-v1'],
+      ['grpc', 'grpc-v1'],
+      ['grpc', 'grpc-v1alpha'],
+    ] as const) {
       const args = ['curl', '--protocol', protocol, '--reflect-protocol', reflect, '-d', '{"height":2}', `${node.rpc}/node.v1.StoreService/GetBlock`];
       if (protocol === 'grpc') args.splice(1, 0, '--http2-prior-knowledge');
       const { stdout } = await exec(BUF, args);
@@ -106,7 +120,9 @@ describe('a devnet aggregator', () => {
       expect(out.block.header.header.chainId, `${protocol} ${reflect}`).toBe('devnet-test');
     }
     const { stdout: methods } = await exec(BUF, ['curl', '--list-methods', node.rpc]);
-    expect(methods.split('\n')).toEqual(expect.arrayContaining(['node.v1.StoreService/GetBlock', 'node.v1.P2PService/GetNetInfo', 'node.v1.ConfigService/GetSignerInfo']));
+    expect(methods.split('\n')).toEqual(
+      expect.arrayContaining(['node.v1.StoreService/GetBlock', 'node.v1.P2PService/GetNetInfo', 'node.v1.ConfigService/GetSignerInfo']),
+    );
   });
 
   it('answers CosmJS Comet38Client.status() with its height, not catching up', async () => {
@@ -189,6 +205,10 @@ describe('a devnet aggregator', () => {
     // A JSON-RPC error travels with HTTP 200, as CometBFT's do (CosmJS loses it on any status >= 400).
     const bad = await fetch(`${node.status}/block?height=abc`);
     expect(bad.status).toBe(200);
-    expect(((await bad.json()) as any).error).toMatchObject({ code: -32602, message: 'Invalid params', data: expect.stringMatching(/height must be an integer/) });
+    expect(((await bad.json()) as any).error).toMatchObject({
+      code: -32602,
+      message: 'Invalid params',
+      data: expect.stringMatching(/height must be an integer/),
+    });
   });
 });

@@ -94,10 +94,18 @@ describe('durable tx admission', () => {
       30_000,
     ).catch((err) => {
       const missing = [...acked].filter((tx) => !found.has(tx));
-      throw new Error(`${(err as Error).message}: ${missing.length} of ${acked.size} acknowledged txs missing (${missing.slice(0, 10).join(', ')})\n${node.stderr}`);
+      throw new Error(
+        `${(err as Error).message}: ${missing.length} of ${acked.size} acknowledged txs missing (${missing.slice(0, 10).join(', ')})\n${node.stderr}`,
+      );
     });
     const duplicates = [...found].filter(([, heights]) => heights.length > 1);
-    const counts = { posted: next, answers: Object.fromEntries(answers), acked: acked.size, found: [...acked].filter((tx) => found.has(tx)).length, duplicates: duplicates.length };
+    const counts = {
+      posted: next,
+      answers: Object.fromEntries(answers),
+      acked: acked.size,
+      found: [...acked].filter((tx) => found.has(tx)).length,
+      duplicates: duplicates.length,
+    };
     // The figures the issue asks to report.
     console.log(`kill test: ${JSON.stringify(counts)}`);
     expect(duplicates, 'no tx in two blocks').toEqual([]);
@@ -108,7 +116,15 @@ describe('durable tx admission', () => {
   it('answers 503 + Retry-After on /tx and -32000 on broadcast_tx_sync while paused at the pending cap, and takes txs again once DA is back', async () => {
     const home = await homes.create('durable-2', true);
     const da = await DaServer.start(await homes.create('da-host', false));
-    const node = await Daemon.start(home, ['--node.node.block_time', '100ms', '--node.node.max_pending_blocks', '3', '--no-node.da.local', '--node.da.address', da.address]);
+    const node = await Daemon.start(home, [
+      '--node.node.block_time',
+      '100ms',
+      '--node.node.max_pending_blocks',
+      '3',
+      '--no-node.da.local',
+      '--node.da.address',
+      da.address,
+    ]);
     const post = async (tx: string) => {
       const res = await fetch(`${node.rpc}/tx`, { method: 'POST', body: tx });
       return { status: res.status, retryAfter: res.headers.get('retry-after'), body: await res.text() };

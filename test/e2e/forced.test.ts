@@ -25,13 +25,21 @@ function setEpoch(home: string, epoch = EPOCH): void {
 
 /** `noded tx post` against a DA node, waiting at the node's RPC; its --json answer. */
 async function post(home: string, tx: string, da: string, rpc: string) {
-  const res = await runCli(['tx', 'post', tx, '--home', home, '--node.da.address', da, ...FORCED, '--wait', '--timeout', '60s', '--node', rpc, '--json'], {}, 90_000);
+  const res = await runCli(
+    ['tx', 'post', tx, '--home', home, '--node.da.address', da, ...FORCED, '--wait', '--timeout', '60s', '--node', rpc, '--json'],
+    {},
+    90_000,
+  );
   expect(res.code, res.stderr + res.stdout).toBe(0);
   return JSON.parse(res.stdout) as { da_height: number; deadline_da_height: number; height: number };
 }
 
 async function blockAt(rpc: string, height: number) {
-  const res = await fetch(`${rpc}/node.v1.StoreService/GetBlock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ height }) });
+  const res = await fetch(`${rpc}/node.v1.StoreService/GetBlock`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ height }),
+  });
   return (await res.json()) as { block: { data: { txs: string[] } }; header_da_height: number };
 }
 
@@ -40,10 +48,16 @@ describe('noded tx post refusals', () => {
     const home = await homes.create('fi-post', false);
     const off = await runCli(['tx', 'post', 'a=1', '--home', home, '--json']);
     expect(off.code).toBe(1);
-    expect(JSON.parse(off.stdout).error).toMatchObject({ code: 'FORCED_INCLUSION_OFF', message: expect.stringMatching(/da\.forced_inclusion_namespace is empty; set it in config\/node\.yml \(or --node\.da\.forced_inclusion_namespace\)/) });
+    expect(JSON.parse(off.stdout).error).toMatchObject({
+      code: 'FORCED_INCLUSION_OFF',
+      message: expect.stringMatching(/da\.forced_inclusion_namespace is empty; set it in config\/node\.yml \(or --node\.da\.forced_inclusion_namespace\)/),
+    });
     const down = await runCli(['tx', 'post', 'a=1', '--home', home, ...FORCED, '--node.da.address', 'http://127.0.0.1:1', '--json']);
     expect(down.code).toBe(1);
-    expect(JSON.parse(down.stdout).error).toMatchObject({ code: 'DA_SUBMIT_FAILED', message: expect.stringMatching(/posting to DA failed: blob\.Submit to DA node 127\.0\.0\.1:1: connection refused/) });
+    expect(JSON.parse(down.stdout).error).toMatchObject({
+      code: 'DA_SUBMIT_FAILED',
+      message: expect.stringMatching(/posting to DA failed: blob\.Submit to DA node 127\.0\.0\.1:1: connection refused/),
+    });
     const clash = await runCli(['tx', 'post', 'a=1', '--home', home, '--node.da.forced_inclusion_namespace', 'fi-post']);
     expect(clash.code).toBe(1);
     expect(clash.stderr).toMatch(/header namespace/);
@@ -61,7 +75,7 @@ describe('forced inclusion', () => {
     await waitFor(async () => (await latestHeight(agg.rpc)) >= 3, 'the aggregator to produce');
     const posted = await post(aggregator, 'forced=yes', da.address, agg.rpc);
     expect(posted.deadline_da_height).toBeGreaterThanOrEqual(posted.da_height + EPOCH);
-    expect(posted.deadline_da_height % EPOCH, 'the deadline is the end of the epoch after the tx\'s').toBe(EPOCH - 1);
+    expect(posted.deadline_da_height % EPOCH, "the deadline is the end of the epoch after the tx's").toBe(EPOCH - 1);
     const block = await blockAt(agg.rpc, posted.height);
     expect(block.block.data.txs[0], 'forced txs go first').toBe(Buffer.from('forced=yes').toString('base64'));
     expect(await (await fetch(`${agg.rpc}/kv/forced`)).text()).toBe('yes');
@@ -69,7 +83,7 @@ describe('forced inclusion', () => {
     expect(onDa).toBeLessThanOrEqual(posted.deadline_da_height);
     // An honest aggregator: the full node follows well past the deadline without a violation.
     const past = posted.deadline_da_height + 2 * EPOCH;
-    await waitFor(async () => (await (await fetch(`${da.admin}/health`)).json() as { height: number }).height > past, 'DA past the deadline', 30_000);
+    await waitFor(async () => ((await (await fetch(`${da.admin}/health`)).json()) as { height: number }).height > past, 'DA past the deadline', 30_000);
     const target = await latestHeight(agg.rpc);
     await waitFor(async () => (await latestHeight(fn.rpc)) >= target, `the full node at ${target}`, 30_000);
     expect(fn.stderr).not.toMatch(/FORCED_INCLUSION_VIOLATED/);
@@ -90,8 +104,15 @@ describe('forced inclusion', () => {
     const posted = JSON.parse(res.stdout) as { da_height: number; deadline_da_height: number; height: null };
     expect(posted.height).toBeNull();
     const txHash = createHash('sha256').update('censored=1').digest('hex').toUpperCase();
-    for (const [name, node] of [['DA-only', daOnly], ['P2P', p2p]] as const) {
-      const line = await waitFor(() => node.stderr.split('\n').find((l) => l.includes('"FORCED_INCLUSION_VIOLATED"')), `the ${name} full node to catch the aggregator`, 60_000);
+    for (const [name, node] of [
+      ['DA-only', daOnly],
+      ['P2P', p2p],
+    ] as const) {
+      const line = await waitFor(
+        () => node.stderr.split('\n').find((l) => l.includes('"FORCED_INCLUSION_VIOLATED"')),
+        `the ${name} full node to catch the aggregator`,
+        60_000,
+      );
       const rec = JSON.parse(line) as Record<string, unknown>;
       expect(rec.txs, name).toEqual([txHash]);
       expect(rec.epochEnd, name).toBe(posted.deadline_da_height - EPOCH);
@@ -107,7 +128,18 @@ describe('forced inclusion', () => {
     await waitFor(async () => (await latestHeight(agg.rpc)) > stoppedAt + 20, 'the aggregator to go on');
     const status = await runCli(['status', '--node', daOnly.rpc]);
     expect(status.stdout + status.stderr).toMatch(/FORCED_INCLUSION_VIOLATED/);
-    const doctor = await runCli(['doctor', '--home', full[0]!, '--check', 'node', '--node.rpc.address', new URL(daOnly.rpc).host, '--node.rpc.status_address', new URL(daOnly.status).host, '--json']);
+    const doctor = await runCli([
+      'doctor',
+      '--home',
+      full[0]!,
+      '--check',
+      'node',
+      '--node.rpc.address',
+      new URL(daOnly.rpc).host,
+      '--node.rpc.status_address',
+      new URL(daOnly.status).host,
+      '--json',
+    ]);
     expect(doctor.code, doctor.stderr).toBe(1);
     const verdict = (JSON.parse(doctor.stdout) as Array<{ id: string; status: string; message: string; remedy: string }>).find((c) => c.id === 'node')!;
     expect(verdict.status).toBe('fail');
@@ -139,7 +171,14 @@ describe('forced inclusion', () => {
     const big = ['c1', 'c2', 'c3'].map((k) => Buffer.from(`${k}=${'x'.repeat(60)}`));
     const client = new DaClient({ address: da.address, authToken: '', requestTimeoutMs: 5000 });
     const ns = daNamespace('fi-forced');
-    posts.push(Number(await client.submit(big.map((data) => ({ namespace: ns, data, commitment: blobCommitment(ns, data) })), {})));
+    posts.push(
+      Number(
+        await client.submit(
+          big.map((data) => ({ namespace: ns, data, commitment: blobCommitment(ns, data) })),
+          {},
+        ),
+      ),
+    );
     await client.close();
     expect(new Set(posts.map((h) => Math.floor(h / EPOCH))).size, 'three epochs').toBe(3);
     // Killed once it has begun the third epoch (block 3 of 5): wherever it stops, the restart must neither lose nor repeat a tx.

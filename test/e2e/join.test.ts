@@ -39,7 +39,14 @@ function newHomePath(): string {
 /** Full-node flags: the aggregator's built-in DA, or with `da: false` a DA address nothing answers. */
 async function followArgs(opts: { da: boolean; peers?: string }): Promise<string[]> {
   const da = opts.da ? agg.da : `http://127.0.0.1:${await freePort()}`;
-  return ['--no-node.da.local', '--node.da.address', da, '--node.da.request_timeout', '1s', ...(opts.peers === undefined ? [] : ['--node.p2p.peers', opts.peers])];
+  return [
+    '--no-node.da.local',
+    '--node.da.address',
+    da,
+    '--node.da.request_timeout',
+    '1s',
+    ...(opts.peers === undefined ? [] : ['--node.p2p.peers', opts.peers]),
+  ];
 }
 
 async function caughtUp(node: Daemon, what: string): Promise<void> {
@@ -90,14 +97,25 @@ describe('noded init --join', () => {
     const badDa = newHomePath();
     const da = await runCli(['init', '--join', agg.rpc, '--da-address', '127.0.0.1:26658', '--home', badDa, '--json']);
     expect(da.code, da.stdout).toBe(2);
-    expect(JSON.parse(da.stdout).error).toMatchObject({ code: 'INVALID_FLAG', message: '--da-address: got "127.0.0.1:26658", expected an http(s) URL like http://127.0.0.1:26658' });
+    expect(JSON.parse(da.stdout).error).toMatchObject({
+      code: 'INVALID_FLAG',
+      message: '--da-address: got "127.0.0.1:26658", expected an http(s) URL like http://127.0.0.1:26658',
+    });
     expect(existsSync(badDa)).toBe(false);
-    expect(await joinTo(`http://127.0.0.1:${await freePort()}`)).toMatchObject({ code: 'JOIN_UNREACHABLE', exit: 1, message: expect.stringContaining('no node answers') });
+    expect(await joinTo(`http://127.0.0.1:${await freePort()}`)).toMatchObject({
+      code: 'JOIN_UNREACHABLE',
+      exit: 1,
+      message: expect.stringContaining('no node answers'),
+    });
     expect(await joinTo(agg.status)).toMatchObject({ code: 'JOIN_NOT_A_NODE', exit: 1, message: expect.stringContaining('status listener') });
     const usageHome = newHomePath();
     const usage = await runCli(['init', '--join', agg.rpc, '--aggregator', '--home', usageHome, '--json']);
     expect(usage.code, usage.stdout).toBe(2);
-    expect(JSON.parse(usage.stdout).error).toMatchObject({ code: 'USAGE', exit: 2, message: '--join takes the chain from the aggregator: leave out --aggregator' });
+    expect(JSON.parse(usage.stdout).error).toMatchObject({
+      code: 'USAGE',
+      exit: 2,
+      message: '--join takes the chain from the aggregator: leave out --aggregator',
+    });
     expect(existsSync(usageHome)).toBe(false);
 
     // A full node of the chain (joined itself) is not the aggregator.
@@ -115,7 +133,11 @@ describe('noded init --join', () => {
       for await (const chunk of req) body += chunk;
       if (req.url === '/genesis') return res.end(JSON.stringify(genesis));
       if (req.url === '/node.v1.ConfigService/GetSignerInfo') return res.end(JSON.stringify({ address: forged }));
-      const upstream = await fetch(`${agg.rpc}${req.url}`, { method: req.method, headers: { 'content-type': 'application/json' }, body: req.method === 'POST' ? body : undefined });
+      const upstream = await fetch(`${agg.rpc}${req.url}`, {
+        method: req.method,
+        headers: { 'content-type': 'application/json' },
+        body: req.method === 'POST' ? body : undefined,
+      });
       res.writeHead(upstream.status, { 'content-type': 'application/json' });
       res.end(await upstream.text());
     };
@@ -132,8 +154,8 @@ describe('noded init --join', () => {
   }, 240_000);
 });
 
-describe('a full node with another chain\'s genesis', () => {
-  it('logs GENESIS_MISMATCH once, is unready and fails the doctor\'s genesis check; with the aggregator\'s genesis it syncs', async () => {
+describe("a full node with another chain's genesis", () => {
+  it("logs GENESIS_MISMATCH once, is unready and fails the doctor's genesis check; with the aggregator's genesis it syncs", async () => {
     // Its own `noded init` of the same chain id: the genesis names this node as the proposer.
     const home = await homes.create('join-1', false);
     const node = await Daemon.start(home, await followArgs({ da: true, peers: agg.p2p }));
@@ -152,7 +174,11 @@ describe('a full node with another chain\'s genesis', () => {
     const from = await latestHeight(agg.rpc);
     await waitFor(async () => (await latestHeight(agg.rpc)) >= from + 10, 'the aggregator to make 10 more blocks', 30_000);
     // The status line repeats the last error as its lastError: the error line itself comes once.
-    const lines = node.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)).filter((l) => l.code === 'GENESIS_MISMATCH');
+    const lines = node.stderr
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.code === 'GENESIS_MISMATCH');
     expect(lines, node.stderr).toHaveLength(1);
     const line = lines[0]!;
     expect(line).toMatchObject({ level: 50, code: 'GENESIS_MISMATCH', remedy: expect.stringContaining("copy the aggregator's config/genesis.json") });
@@ -165,8 +191,16 @@ describe('a full node with another chain\'s genesis', () => {
     expect(await latestHeight(node.rpc)).toBe(0);
 
     const doctor = await runCli([
-      'doctor', '--home', home, '--check', 'genesis', '--json',
-      '--node.rpc.address', hostPort(node.rpc), '--node.rpc.status_address', hostPort(node.status),
+      'doctor',
+      '--home',
+      home,
+      '--check',
+      'genesis',
+      '--json',
+      '--node.rpc.address',
+      hostPort(node.rpc),
+      '--node.rpc.status_address',
+      hostPort(node.status),
     ]);
     expect(doctor.code, doctor.stdout + doctor.stderr).toBe(1);
     const [check] = JSON.parse(doctor.stdout);
@@ -177,10 +211,21 @@ describe('a full node with another chain\'s genesis', () => {
     expect(await node.kill('SIGTERM'), node.stderr).toBe(0);
     copyFileSync(join(aggregatorHome, 'config', 'genesis.json'), join(home, 'config', 'genesis.json'));
     const fixed = await Daemon.start(home, await followArgs({ da: true, peers: '' }));
-    await caughtUp(fixed, 'the node with the aggregator\'s genesis');
+    await caughtUp(fixed, "the node with the aggregator's genesis");
     await waitFor(async () => (await fetchJson(`${fixed.rpc}/health/ready`)).status === 200, `readiness after the remedy\n${fixed.stderr}`, 30_000, 100);
     expect(fixed.stderr).not.toContain('GENESIS_MISMATCH');
-    const after = await runCli(['doctor', '--home', home, '--check', 'genesis', '--json', '--node.rpc.address', hostPort(fixed.rpc), '--node.rpc.status_address', hostPort(fixed.status)]);
+    const after = await runCli([
+      'doctor',
+      '--home',
+      home,
+      '--check',
+      'genesis',
+      '--json',
+      '--node.rpc.address',
+      hostPort(fixed.rpc),
+      '--node.rpc.status_address',
+      hostPort(fixed.status),
+    ]);
     expect(JSON.parse(after.stdout)[0], after.stdout).toMatchObject({ id: 'genesis', status: 'ok' });
     await fixed.kill();
   }, 240_000);

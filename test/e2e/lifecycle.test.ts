@@ -81,7 +81,10 @@ function snapshot(dir: string): Record<string, string> {
       if (statSync(join(dir, p)).isDirectory()) {
         out[p + '/'] = 'dir';
         walk(p);
-      } else out[p] = createHash('sha256').update(readFileSync(join(dir, p))).digest('hex');
+      } else
+        out[p] = createHash('sha256')
+          .update(readFileSync(join(dir, p)))
+          .digest('hex');
     }
   };
   walk('');
@@ -269,7 +272,9 @@ describe('start --dev', () => {
     expect(first.stderr).toContain(`Initialised devnet home ${home}`);
     const genesis = readFileSync(join(home, 'config', 'genesis.json'), 'utf8');
     expect(JSON.parse(genesis).chain_id).toBe('noded-devnet');
-    expect(parseConfigText(readFileSync(join(home, 'config', 'node.yml'), 'utf8'), 'node.yml').p2p.listen_address, 'peers on loopback only').toBe('/ip4/127.0.0.1/tcp/7676');
+    expect(parseConfigText(readFileSync(join(home, 'config', 'node.yml'), 'utf8'), 'node.yml').p2p.listen_address, 'peers on loopback only').toBe(
+      '/ip4/127.0.0.1/tcp/7676',
+    );
     expect(logRecord(first, 'node started')).toMatchObject({ role: 'aggregator', height: 0, chainId: 'noded-devnet' });
     await waitFor(async () => (await latestHeight(first.rpc)) >= 2, 'height 2');
     const block1 = hashHex((await fetchBlock(first.rpc, 1))!);
@@ -287,10 +292,14 @@ describe('start --dev', () => {
 describe('lazy mode', () => {
   it('makes blocks only for txs, or after lazy_block_interval', async () => {
     const home = await initHome();
-    const lazy = (interval: string) => Daemon.start(home, ['--node.node.lazy_mode', '--node.node.block_time', '50ms', '--node.node.lazy_block_interval', interval]);
+    const lazy = (interval: string) =>
+      Daemon.start(home, ['--node.node.lazy_mode', '--node.node.block_time', '50ms', '--node.node.lazy_block_interval', interval]);
     // An interval no test outlives: any block is one a tx asked for.
     const node = await lazy('1h');
-    const producing = await waitFor(() => node.stderr.includes('"msg":"block production started"') && logRecord(node, 'block production started'), 'block production');
+    const producing = await waitFor(
+      () => node.stderr.includes('"msg":"block production started"') && logRecord(node, 'block production started'),
+      'block production',
+    );
 
     // No tx waits: while ten block times pass after production started, no block comes.
     const startedMs = Date.parse(producing.time);
@@ -308,7 +317,10 @@ describe('lazy mode', () => {
     // With a short interval and no txs, empty blocks come one interval apart, not one block time apart.
     const LAZY_MS = 1_000;
     const again = await lazy(`${LAZY_MS}ms`);
-    const [b2, b3] = [await waitFor(() => fetchBlock(again.rpc, stoppedAt + 1), 'a block after lazy_block_interval'), await waitFor(() => fetchBlock(again.rpc, stoppedAt + 2), 'the next one')];
+    const [b2, b3] = [
+      await waitFor(() => fetchBlock(again.rpc, stoppedAt + 1), 'a block after lazy_block_interval'),
+      await waitFor(() => fetchBlock(again.rpc, stoppedAt + 2), 'the next one'),
+    ];
     expect([b2.data!.txs, b3.data!.txs]).toEqual([[], []]);
     expect(b3.header!.header!.time - b2.header!.header!.time, 'not before the interval').toBeGreaterThanOrEqual(BigInt(LAZY_MS) * 1_000_000n);
   });

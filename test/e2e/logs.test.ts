@@ -23,7 +23,11 @@ function configure(home: string, keys: Record<string, string | number>): void {
   writeFileSync(file, doc.toString());
 }
 
-const parse = (text: string) => text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+const parse = (text: string) =>
+  text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 describe('logs of a running node', () => {
   it('JSON logs: every line parses; a refused DA yields DA_SUBMIT_FAILED; the configured token is in no line; log.file rotates and keeps max_files', async () => {
@@ -77,7 +81,9 @@ describe('logs of a running node', () => {
       expect(node.stderr).toContain('LISTEN_FAILED');
       const logged = node.stderr.split('\n').filter((l) => l.startsWith('{'));
       expect(logged.length, node.stderr).toBeGreaterThan(0);
-      const fileLines = readFileSync(join(home, 'logs', 'node.log'), 'utf8').split('\n').filter(Boolean);
+      const fileLines = readFileSync(join(home, 'logs', 'node.log'), 'utf8')
+        .split('\n')
+        .filter(Boolean);
       expect(fileLines).toEqual(logged);
     } finally {
       held.close();

@@ -62,9 +62,15 @@ describe('P2P sync', () => {
     expect(netB.net_info.listen_addresses).toEqual([b.p2p]);
     expect([...netB.net_info.connected_peers].sort()).toEqual([peerIdOf(a.p2p), peerIdOf(c.p2p)].sort());
     const peersC = await postJson(`${c.rpc}/node.v1.P2PService/GetPeerInfo`);
-    expect(peersC.peers).toEqual([{ id: peerIdOf(b.p2p), address: expect.stringMatching(new RegExp(`^/ip4/127\\.0\\.0\\.1/tcp/\\d+/p2p/${peerIdOf(b.p2p)}$`)) }]);
+    expect(peersC.peers).toEqual([
+      { id: peerIdOf(b.p2p), address: expect.stringMatching(new RegExp(`^/ip4/127\\.0\\.0\\.1/tcp/\\d+/p2p/${peerIdOf(b.p2p)}$`)) },
+    ]);
     const cometNet = (await (await fetch(`${c.status}/net_info`)).json()) as any;
-    expect(cometNet.result).toMatchObject({ listening: true, n_peers: '1', peers: [{ node_info: { id: peerIdOf(b.p2p), network: 'p2p-line' }, remote_ip: '127.0.0.1' }] });
+    expect(cometNet.result).toMatchObject({
+      listening: true,
+      n_peers: '1',
+      peers: [{ node_info: { id: peerIdOf(b.p2p), network: 'p2p-line' }, remote_ip: '127.0.0.1' }],
+    });
     const status = (await (await fetch(`${c.status}/status`)).json()) as any;
     expect(status.result.node_info.listen_addr).toBe(c.p2p);
   });
@@ -82,7 +88,10 @@ describe('P2P sync', () => {
     const target = await latestHeight(a.rpc);
     await waitFor(async () => (await latestHeight(b2.rpc)) >= target, `B back at ${target}`, 30_000);
     await waitFor(() => b2.stderr.includes('"caught up from peers"'), 'B to log its catch-up');
-    const caughtUp = b2.stderr.split('\n').filter((l) => l.includes('"caught up from peers"')).map((l) => JSON.parse(l));
+    const caughtUp = b2.stderr
+      .split('\n')
+      .filter((l) => l.includes('"caught up from peers"'))
+      .map((l) => JSON.parse(l));
     expect(caughtUp.reduce((n, l) => n + l.blocks, 0)).toBeGreaterThanOrEqual(target - stoppedAt - 5);
     // Then gossip: B keeps pace with the blocks A makes from now on.
     const later = (await latestHeight(a.rpc)) + 20;
@@ -96,7 +105,13 @@ describe('P2P sync', () => {
     const b = await Daemon.start(full[0]!, [...(await noDa()), ...peers(a.p2p)]);
     await waitFor(async () => (await latestHeight(b.rpc)) >= 2, 'B to follow A');
 
-    const forger = await P2PHost.create({ seed: Ed25519Key.generate().seed, listen: '/ip4/127.0.0.1/tcp/0', peers: [b.p2p], chainId: 'p2p-forge', logger: silentLogger() });
+    const forger = await P2PHost.create({
+      seed: Ed25519Key.generate().seed,
+      listen: '/ip4/127.0.0.1/tcp/0',
+      peers: [b.p2p],
+      chainId: 'p2p-forge',
+      logger: silentLogger(),
+    });
     hosts.push(forger);
     const gossip = new BlockGossip(forger, { sink: { nextHeight: 1n, apply: async () => undefined }, validateHeader: () => undefined, logger: silentLogger() });
     gossip.start();
@@ -105,16 +120,45 @@ describe('P2P sync', () => {
     const proposer = (await postJson(`${a.rpc}/node.v1.ConfigService/GetSignerInfo`)).address as string;
     const forgerKey = Ed25519Key.generate();
     const height = BigInt((await latestHeight(b.rpc)) + 3);
-    const ownKey = buildBlock({ chainId: 'p2p-forge', height, time: BigInt(Date.now()) * 1_000_000n, txs: [new TextEncoder().encode('stolen=1')], lastHeaderHash: new Uint8Array(32), lastDataHash: new Uint8Array(32), appHash: new Uint8Array(32), signer: forgerKey });
-    const claimsProposer = buildBlock({ chainId: 'p2p-forge', height: height + 1n, time: BigInt(Date.now()) * 1_000_000n, txs: [new TextEncoder().encode('stolen=2')], lastHeaderHash: new Uint8Array(32), lastDataHash: new Uint8Array(32), appHash: new Uint8Array(32), signer: forgerKey });
+    const ownKey = buildBlock({
+      chainId: 'p2p-forge',
+      height,
+      time: BigInt(Date.now()) * 1_000_000n,
+      txs: [new TextEncoder().encode('stolen=1')],
+      lastHeaderHash: new Uint8Array(32),
+      lastDataHash: new Uint8Array(32),
+      appHash: new Uint8Array(32),
+      signer: forgerKey,
+    });
+    const claimsProposer = buildBlock({
+      chainId: 'p2p-forge',
+      height: height + 1n,
+      time: BigInt(Date.now()) * 1_000_000n,
+      txs: [new TextEncoder().encode('stolen=2')],
+      lastHeaderHash: new Uint8Array(32),
+      lastDataHash: new Uint8Array(32),
+      appHash: new Uint8Array(32),
+      signer: forgerKey,
+    });
     claimsProposer.header!.header!.proposerAddress = Buffer.from(proposer, 'base64');
     claimsProposer.header!.signer!.address = Buffer.from(proposer, 'base64');
     await gossip.publishBlock(ownKey);
     await gossip.publishBlock(claimsProposer);
 
-    await waitFor(() => b.stderr.split('\n').filter((l) => l.includes('"rejected gossiped header"') && l.includes(forger.peerId)).length >= 2, 'B to reject both forged headers');
-    const rejections = b.stderr.split('\n').filter((l) => l.includes('"rejected gossiped header"')).map((l) => JSON.parse(l).reason);
-    expect(rejections).toEqual(expect.arrayContaining([expect.stringMatching(/proposer is not the chain's aggregator/), expect.stringMatching(/signer address does not match signer public key|signature does not verify/)]));
+    await waitFor(
+      () => b.stderr.split('\n').filter((l) => l.includes('"rejected gossiped header"') && l.includes(forger.peerId)).length >= 2,
+      'B to reject both forged headers',
+    );
+    const rejections = b.stderr
+      .split('\n')
+      .filter((l) => l.includes('"rejected gossiped header"'))
+      .map((l) => JSON.parse(l).reason);
+    expect(rejections).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/proposer is not the chain's aggregator/),
+        expect.stringMatching(/signer address does not match signer public key|signature does not verify/),
+      ]),
+    );
     await waitFor(async () => (await latestHeight(b.rpc)) >= Number(height) + 1, 'B past the forged heights');
     for (const h of [height, height + 1n]) expect(await blockAt(b.rpc, Number(h)), `block ${h}`).toBe(await blockAt(a.rpc, Number(h)));
     const kv = await fetch(`${b.rpc}/kv/stolen`);
@@ -150,11 +194,15 @@ describe('P2P sync', () => {
     expect(await ready.text()).toBe('UNREADY: no peers connected');
     await Daemon.start(aggregator, [...daArgs, '--node.node.block_time', '200ms', '--node.p2p.listen_address', `/ip4/127.0.0.1/tcp/${port}`]);
     let last = '';
-    await waitFor(async () => {
-      const res = await fetch(`${b.rpc}/health/ready`);
-      last = await res.text();
-      return res.status === 200;
-    }, 'B ready once it reached the aggregator', 30_000).catch((err) => {
+    await waitFor(
+      async () => {
+        const res = await fetch(`${b.rpc}/health/ready`);
+        last = await res.text();
+        return res.status === 200;
+      },
+      'B ready once it reached the aggregator',
+      30_000,
+    ).catch((err) => {
       throw new Error(`${err.message}; last answer: ${last}`);
     });
     expect(await latestHeight(b.rpc)).toBeGreaterThan(0);
@@ -169,7 +217,9 @@ describe('P2P sync', () => {
     const rpcPort = await freePort();
     const res = await runCli(['start', '--home', home, '--node.rpc.address', `127.0.0.1:${rpcPort}`, '--node.p2p.peers', entry], { OCLIF_COLUMNS: '1000' });
     expect(res.code, res.stderr).toBe(2);
-    expect(res.stderr).toContain(`flag --node.p2p.peers: p2p.peers: got "${entry}", expected comma-separated peer addresses /ip4/<ip>/tcp/<port>/p2p/<peer_id>`);
+    expect(res.stderr).toContain(
+      `flag --node.p2p.peers: p2p.peers: got "${entry}", expected comma-separated peer addresses /ip4/<ip>/tcp/<port>/p2p/<peer_id>`,
+    );
     expect(res.stderr).toContain(`entry "${entry}" ${problem}`);
     expect(res.stderr).not.toMatch(/node started|listening/);
   });

@@ -76,7 +76,10 @@ describe('GetBlock with bad input', () => {
     const none = await fetch(`${rpc}/node.v1.StoreService/GetBlock`, { method: 'POST', body: new Uint8Array(Buffer.from('{"height":1}')) });
     const text = await none.text();
     expect(none.status, text).toBe(415);
-    expect(JSON.parse(text)).toMatchObject({ code: 'invalid_argument', message: expect.stringMatching(/content type "\(none\)".*application\/json or application\/proto/) });
+    expect(JSON.parse(text)).toMatchObject({
+      code: 'invalid_argument',
+      message: expect.stringMatching(/content type "\(none\)".*application\/json or application\/proto/),
+    });
     const get = await fetch(`${rpc}/node.v1.StoreService/GetBlock`);
     expect(get.status).toBe(405);
     expect(((await get.json()) as { message: string }).message).toMatch(/takes POST, not GET; send POST with Content-Type application\/json/);

@@ -37,7 +37,10 @@ const alive = (pid: number) => {
 };
 
 async function statusJson(home: string, d: Daemon): Promise<any> {
-  const res = await runCli(['status', '--home', home, '--json'], { NODED_RPC_ADDRESS: d.rpc.slice('http://'.length), NODED_RPC_STATUS_ADDRESS: d.status.slice('http://'.length) });
+  const res = await runCli(['status', '--home', home, '--json'], {
+    NODED_RPC_ADDRESS: d.rpc.slice('http://'.length),
+    NODED_RPC_STATUS_ADDRESS: d.status.slice('http://'.length),
+  });
   expect(res.code, res.stderr).toBe(0);
   return JSON.parse(res.stdout);
 }
@@ -71,7 +74,18 @@ describe('EVM execution with the real EthereumJS client (@ethereumjs/client 0.10
     expect(BigInt(await ethCall<string>(ethUrl, 'eth_getBalance', [RECIPIENT, 'latest']))).toBe(12_345n);
     await waitFor(async () => (await fetch(`${node.rpc}/health/ready`).then((r) => r.text())) === 'READY', 'READY');
 
-    const doctor = await runCli(['doctor', '--home', home, '--check', 'engine', '--json', '--node.rpc.address', node.rpc.slice(7), '--node.rpc.status_address', node.status.slice(7)]);
+    const doctor = await runCli([
+      'doctor',
+      '--home',
+      home,
+      '--check',
+      'engine',
+      '--json',
+      '--node.rpc.address',
+      node.rpc.slice(7),
+      '--node.rpc.status_address',
+      node.status.slice(7),
+    ]);
     expect(doctor.code, doctor.stdout + doctor.stderr).toBe(0);
     expect(JSON.parse(doctor.stdout)[0]).toMatchObject({ id: 'engine', status: 'ok' });
 
@@ -79,10 +93,14 @@ describe('EVM execution with the real EthereumJS client (@ethereumjs/client 0.10
     const [child] = (await statusJson(home, node)).children;
     expect(child).toMatchObject({ name: 'ethereumjs', state: 'running', restarts: 0 });
     process.kill(child.pid, 'SIGKILL');
-    const restarted = await waitFor(async () => {
-      const [c] = (await statusJson(home, node)).children;
-      return c.restarts === 1 && c.state === 'running' ? c : null;
-    }, 'ethereumjs restarted', 30_000);
+    const restarted = await waitFor(
+      async () => {
+        const [c] = (await statusJson(home, node)).children;
+        return c.restarts === 1 && c.state === 'running' ? c : null;
+      },
+      'ethereumjs restarted',
+      30_000,
+    );
     expect(restarted.last_exit).toMatchObject({ signal: 'SIGKILL' });
     expect(node.stderr).toContain('ethereumjs exited (killed by SIGKILL); restarting it');
     const afterCrash = await latestHeight(node.rpc);
@@ -103,7 +121,11 @@ describe('EVM execution with the real EthereumJS client (@ethereumjs/client 0.10
     expect(readdirSync(join(home, 'data', 'evm'))).toEqual([]);
     expect(readdirSync(join(home, 'data', 'cache'))).toEqual([]);
     node = await Daemon.start(home, blockTime, SUPERVISED_START);
-    await waitFor(async () => Number(BigInt(await ethCall<string>(ethUrl, 'eth_blockNumber', []))) > second.height, 'the fresh EL replayed past the transfers', 120_000);
+    await waitFor(
+      async () => Number(BigInt(await ethCall<string>(ethUrl, 'eth_blockNumber', []))) > second.height,
+      'the fresh EL replayed past the transfers',
+      120_000,
+    );
     expect(node.stderr).toContain('execution client is behind the node: replaying blocks');
     expect(BigInt(await ethCall<string>(ethUrl, 'eth_getBalance', [RECIPIENT, 'latest']))).toBe(12_346n);
   }, 300_000);
@@ -113,7 +135,11 @@ describe('EVM execution with the real EthereumJS client (@ethereumjs/client 0.10
     const home = await homes.create('evm-jwt', true);
     const wrongJwt = join(newDir(), 'wrong-jwt.hex');
     writeFileSync(wrongJwt, randomBytes(32).toString('hex'));
-    const node = await Daemon.start(home, ['--node.execution.type', 'evm', '--node.execution.engine_url', el.engineUrl, '--node.execution.jwt_secret_file', wrongJwt], { wait: false });
+    const node = await Daemon.start(
+      home,
+      ['--node.execution.type', 'evm', '--node.execution.engine_url', el.engineUrl, '--node.execution.jwt_secret_file', wrongJwt],
+      { wait: false },
+    );
     expect(await node.exited).toBe(1);
     // oclif wraps the error message over lines that start with ›.
     const message = node.stderr.replace(/\s*\n\s*›\s*/g, ' ');
@@ -127,15 +153,30 @@ describe('EVM execution with the real EthereumJS client (@ethereumjs/client 0.10
     const enginePort = await freePort();
     let el = await EthereumJs.start(dir, { enginePort });
     const home = await homes.create('evm-down', true);
-    const evm = ['--node.execution.type', 'evm', '--node.execution.engine_url', el.engineUrl, '--node.execution.jwt_secret_file', el.jwtFile, '--node.node.block_time', '200ms'];
+    const evm = [
+      '--node.execution.type',
+      'evm',
+      '--node.execution.engine_url',
+      el.engineUrl,
+      '--node.execution.jwt_secret_file',
+      el.jwtFile,
+      '--node.node.block_time',
+      '200ms',
+    ];
     let node = await Daemon.start(home, evm);
     await waitFor(async () => (await latestHeight(node.rpc)) >= 3, 'blocks');
     expect(await node.kill('SIGTERM')).toBe(0);
     await el.kill();
 
     node = await Daemon.start(home, evm);
-    await waitFor(async () => (await fetch(`${node.rpc}/health/ready`).then((r) => r.text())) === 'UNREADY: execution client unreachable', 'UNREADY: execution client unreachable');
-    await waitFor(() => node.stderr.includes(`waiting for the execution client to catch up with the node: execution client unreachable at ${el.engineUrl}`), 'the waiting log line');
+    await waitFor(
+      async () => (await fetch(`${node.rpc}/health/ready`).then((r) => r.text())) === 'UNREADY: execution client unreachable',
+      'UNREADY: execution client unreachable',
+    );
+    await waitFor(
+      () => node.stderr.includes(`waiting for the execution client to catch up with the node: execution client unreachable at ${el.engineUrl}`),
+      'the waiting log line',
+    );
     const before = await latestHeight(node.rpc);
     el = await EthereumJs.start(dir, { enginePort, jwtFile: el.jwtFile, dataDir: el.dataDir });
     await waitFor(async () => (await latestHeight(node.rpc)) >= before + 3, 'blocks once the EL is back', 30_000);

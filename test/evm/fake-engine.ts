@@ -48,7 +48,15 @@ export class FakeEngine {
     private readonly secret: Uint8Array,
     readonly supportsExtension: boolean,
   ) {
-    const genesis: FakeBlock = { hash: sha('genesis'), number: 0n, parentHash: ZERO, stateRoot: sha('genesis-state'), timestamp: 0n, gasLimit: '0x1c9c380', transactions: [] };
+    const genesis: FakeBlock = {
+      hash: sha('genesis'),
+      number: 0n,
+      parentHash: ZERO,
+      stateRoot: sha('genesis-state'),
+      timestamp: 0n,
+      gasLimit: '0x1c9c380',
+      transactions: [],
+    };
     this.add(genesis);
     this.head = genesis;
   }
@@ -106,7 +114,15 @@ export class FakeEngine {
   private build(parent: FakeBlock, timestamp: bigint, transactions: Hex[]): FakeBlock {
     const stateRoot = sha(parent.stateRoot, ...transactions);
     const number = parent.number + 1n;
-    return { hash: sha(parent.hash, String(number), String(timestamp), stateRoot), number, parentHash: parent.hash, stateRoot, timestamp, gasLimit: parent.gasLimit, transactions };
+    return {
+      hash: sha(parent.hash, String(number), String(timestamp), stateRoot),
+      number,
+      parentHash: parent.hash,
+      stateRoot,
+      timestamp,
+      gasLimit: parent.gasLimit,
+      transactions,
+    };
   }
 
   private async answer(authorization: string | undefined, body: string): Promise<[number, unknown]> {

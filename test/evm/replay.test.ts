@@ -32,11 +32,15 @@ const BLOCK_TIME = ['--node.node.block_time', '100ms'];
 
 /** Waits until the daemon's log has a line with `text`, or fails at once if it exits. */
 function logged(d: Daemon, text: string): Promise<true> {
-  return waitFor(() => d.stderr.includes(text) || (d.child.exitCode !== null ? Promise.reject(new Error(`exited:\n${d.stderr}`)) : false), `log line "${text}"`, 20_000);
+  return waitFor(
+    () => d.stderr.includes(text) || (d.child.exitCode !== null ? Promise.reject(new Error(`exited:\n${d.stderr}`)) : false),
+    `log line "${text}"`,
+    20_000,
+  );
 }
 
 describe('EVM execution: full-node replay and the start-up handshake (Engine API server with the rollup extension)', () => {
-  it('a full node replays the aggregator\'s blocks from DA with the extension; its EL agrees on every block', async () => {
+  it("a full node replays the aggregator's blocks from DA with the extension; its EL agrees on every block", async () => {
     const [aggEl, fullEl] = [await engine(false), await engine(true)];
     const { aggregator, full } = await homes.chain('evm-replay-1');
     const agg = await Daemon.start(aggregator, [...evmFlags(aggEl), ...BLOCK_TIME]);

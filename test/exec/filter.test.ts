@@ -34,14 +34,26 @@ describe('FilterTxs (ev-node core/execution/execution.go semantics)', () => {
     const store = await BlockStore.open(join(home.dir, 'store'));
     cleanups.push(() => store.close());
     const exec = new KvExecutor(store, new Mempool({ maxTxs: 10, maxTxBytes: 1024, retryAfterSeconds: 1 }, store));
-    expect(await exec.filterTxs(['a=1', 'gibberish', '=x', 'b='].map(enc), 0)).toEqual([FilterStatus.ok, FilterStatus.remove, FilterStatus.remove, FilterStatus.ok]);
+    expect(await exec.filterTxs(['a=1', 'gibberish', '=x', 'b='].map(enc), 0)).toEqual([
+      FilterStatus.ok,
+      FilterStatus.remove,
+      FilterStatus.remove,
+      FilterStatus.ok,
+    ]);
   });
 
   it('evm takes signed legacy and typed txs, and removes gibberish, truncated or padded ones', () => {
     const common = createCustomCommon({ chainId: 1337 }, Mainnet, { hardfork: Hardfork.Cancun });
     const key = Buffer.alloc(32, 7);
-    const typed = createFeeMarket1559Tx({ to: `0x${'11'.repeat(20)}`, value: 1n, gasLimit: 21000n, maxFeePerGas: 10n, maxPriorityFeePerGas: 1n, nonce: 0n }, { common }).sign(key).serialize();
-    const legacy = createLegacyTx({ to: `0x${'22'.repeat(20)}`, value: 5n, gasLimit: 21000n, gasPrice: 10n, nonce: 3n }, { common }).sign(key).serialize();
+    const typed = createFeeMarket1559Tx(
+      { to: `0x${'11'.repeat(20)}`, value: 1n, gasLimit: 21000n, maxFeePerGas: 10n, maxPriorityFeePerGas: 1n, nonce: 0n },
+      { common },
+    )
+      .sign(key)
+      .serialize();
+    const legacy = createLegacyTx({ to: `0x${'22'.repeat(20)}`, value: 5n, gasLimit: 21000n, gasPrice: 10n, nonce: 3n }, { common })
+      .sign(key)
+      .serialize();
     expect(isEthereumTx(typed)).toBe(true);
     expect(isEthereumTx(legacy)).toBe(true);
     expect(isEthereumTx(enc('a=1'))).toBe(false);

@@ -25,8 +25,14 @@ async function kv(maxTxs = 100) {
     const bytes = txs.map(enc);
     const result = await exec.executeTxs(bytes, height, height, prevRoot);
     const block = buildBlock({
-      chainId: 'c', height, time: height, txs: bytes, lastHeaderHash: new Uint8Array(32),
-      lastDataHash: new Uint8Array(32), appHash: prevRoot, signer,
+      chainId: 'c',
+      height,
+      time: height,
+      txs: bytes,
+      lastHeaderHash: new Uint8Array(32),
+      lastDataHash: new Uint8Array(32),
+      appHash: prevRoot,
+      signer,
     });
     await store.commitBlock(block, headerHash(block.header!.header!), create(StateSchema, { lastBlockHeight: height }), result.storeOps);
     return result.stateRoot;
@@ -63,7 +69,10 @@ describe('KvExecutor', () => {
     const root1 = await apply(1n, first, genesis);
     expect(hex(root1)).toBe('8eff63b7790662ba88377e43fc8a621442e8cdde1301957e54d53aa646ebd38f');
     // Overwrites take the old entries out of the sum (borrows and carries across limbs included).
-    const second = [...Array.from({ length: 100 }, (_, i) => `key-${i * 2}=changed-${i}`), ...Array.from({ length: 50 }, (_, i) => `new-${i}=${'v'.repeat(i)}`)];
+    const second = [
+      ...Array.from({ length: 100 }, (_, i) => `key-${i * 2}=changed-${i}`),
+      ...Array.from({ length: 50 }, (_, i) => `new-${i}=${'v'.repeat(i)}`),
+    ];
     expect(hex(await apply(2n, second, root1))).toBe('13cee737997f53fa7ff29cd0fa8ed15334b1d93e17dab3932d227980f12f3e42');
   });
 

@@ -165,16 +165,16 @@ describe('GroupCommit (classic-level)', () => {
 });
 
 describe('Mempool durability (real store)', () => {
-  it("acknowledges a tx only once the store keeps it; a block taking it meanwhile commits after that write, and takes it out", async () => {
+  it('acknowledges a tx only once the store keeps it; a block taking it meanwhile commits after that write, and takes it out', async () => {
     const { store } = await tempStore();
     // Hold the store's LevelDB writes of the mempool bucket (one put per group) until the test lets them go.
     const held = gate();
     const db = (store as unknown as { db: ClassicLevel<Uint8Array, Uint8Array> }).db;
     const put = db.put.bind(db);
-    db.put = (async (key: Uint8Array, value: Uint8Array) => {
+    db.put = async (key: Uint8Array, value: Uint8Array) => {
       await held.opened;
       return put(key, value);
-    });
+    };
     const mempool = new Mempool(LIMITS, store);
     let acked = false;
     const add = mempool.add(tx('a=1')).then(() => (acked = true));

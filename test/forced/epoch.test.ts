@@ -18,11 +18,21 @@ describe('forced-inclusion epochs (ev-node types/epoch.go)', () => {
     const epoch = epochOf(75n, rules);
     expect(epoch.end).toBe(100n);
     const max = 1000;
-    expect(graceBoundary(epoch, rules, gracePeriodEpochs(epoch, () => 0, max)), 'ADR example 3: boundary 150').toBe(150n);
+    expect(
+      graceBoundary(
+        epoch,
+        rules,
+        gracePeriodEpochs(epoch, () => 0, max),
+      ),
+      'ADR example 3: boundary 150',
+    ).toBe(150n);
     // Every DA height at 80% of the largest blob: not above the threshold, no extension.
     expect(gracePeriodEpochs(epoch, () => 800, max)).toBe(1n);
     // 1600 bytes a DA height is one threshold band above 800: one more epoch.
     expect(gracePeriodEpochs(epoch, () => 1600, max)).toBe(2n);
-    expect(gracePeriodEpochs(epoch, () => 100_000, max), 'capped').toBe(4n);
+    expect(
+      gracePeriodEpochs(epoch, () => 100_000, max),
+      'capped',
+    ).toBe(4n);
   });
 });

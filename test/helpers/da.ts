@@ -26,7 +26,11 @@ export class DaServer extends NodedProcess {
   }
 
   async setFaults(faults: Record<string, unknown>): Promise<void> {
-    const res = await fetch(`${this.admin}/faults`, { method: 'POST', headers: { 'content-type': 'application/json', ...this.adminHeaders() }, body: JSON.stringify(faults) });
+    const res = await fetch(`${this.admin}/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...this.adminHeaders() },
+      body: JSON.stringify(faults),
+    });
     if (res.status !== 200) throw new Error(`setting faults failed: ${res.status} ${await res.text()}`);
   }
 

@@ -24,7 +24,10 @@ export interface RunResult {
 
 /** Runs `noded …` to completion. */
 export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 45_000): Promise<RunResult> {
-  const proc = new Spawned(spawn(process.execPath, [RUN_JS, ...args], { env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] }), `noded ${args.join(' ')}`);
+  const proc = new Spawned(
+    spawn(process.execPath, [RUN_JS, ...args], { env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] }),
+    `noded ${args.join(' ')}`,
+  );
   let stdout = '';
   proc.child.stdout!.on('data', (d) => (stdout += d));
   return new Promise((resolve, reject) => {
@@ -44,7 +47,10 @@ const running = new Set<NodedProcess>();
 /** A long-running `noded …` child process, registered so killAll ends it whatever a test does. */
 export class NodedProcess extends Spawned {
   protected constructor(args: string[], env: NodeJS.ProcessEnv = {}) {
-    super(spawn(process.execPath, [RUN_JS, ...args], { env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] }), `noded ${args.join(' ')}`);
+    super(
+      spawn(process.execPath, [RUN_JS, ...args], { env: { ...process.env, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] }),
+      `noded ${args.join(' ')}`,
+    );
     this.child.stdout!.resume();
     running.add(this);
   }

@@ -94,7 +94,12 @@ export function parseExposition(text: string): Map<string, Family> {
 /** Buckets cumulative and ending at +Inf, which equals _count, for every label set. */
 function checkHistogram(family: Family): void {
   const series = new Map<string, Sample[]>();
-  const key = (labels: Record<string, string>) => JSON.stringify(Object.entries(labels).filter(([k]) => k !== 'le').sort());
+  const key = (labels: Record<string, string>) =>
+    JSON.stringify(
+      Object.entries(labels)
+        .filter(([k]) => k !== 'le')
+        .sort(),
+    );
   for (const s of family.samples) {
     if (!series.has(key(s.labels))) series.set(key(s.labels), []);
     series.get(key(s.labels))!.push(s);

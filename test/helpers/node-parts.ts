@@ -20,7 +20,14 @@ export async function coreParts(closers: Closers, opts: { config?: (c: Config) =
   const config = defaultConfig();
   opts.config?.(config);
   const signer = opts.signer ?? Ed25519Key.generate();
-  const genesis: Genesis = { chainId: opts.chainId ?? 'parts-1', initialHeight: 1n, startTime: 1_700_000_000_000_000_000n, proposerAddress: signer.address, daStartHeight: 0n, daEpochForcedInclusion: 10n };
+  const genesis: Genesis = {
+    chainId: opts.chainId ?? 'parts-1',
+    initialHeight: 1n,
+    startTime: 1_700_000_000_000_000_000n,
+    proposerAddress: signer.address,
+    daStartHeight: 0n,
+    daEpochForcedInclusion: 10n,
+  };
   const logger = silentLogger();
   const store = await BlockStore.open(join(dir.dir, 'store'));
   closers.push(() => store.close());
@@ -49,7 +56,11 @@ export async function coreParts(closers: Closers, opts: { config?: (c: Config) =
  * (the tests pass while a devnet holds the default ports) and the built-in DA;
  * `flags` add to these or override them.
  */
-export function portZeroHome(chainId: string, flags: Record<string, string | boolean> = {}, aggregator = true): { home: ReturnType<typeof tempHome>; config: Config } {
+export function portZeroHome(
+  chainId: string,
+  flags: Record<string, string | boolean> = {},
+  aggregator = true,
+): { home: ReturnType<typeof tempHome>; config: Config } {
   const home = tempHome();
   initHome({ home: home.dir, chainId, aggregator, force: false });
   const config = loadConfig({

@@ -56,7 +56,14 @@ describe('createLogger', () => {
     expect(recs[2]).toMatchObject({ msg: 'an error alone', err: { message: 'an error alone' } });
     expect(recs[3]).toMatchObject({ attempt: 2 });
     expect(defaultErrorCode('local-da')).toBe('LOCAL_DA_ERROR');
-    expect(recentProblems(logger).map((p) => p.code)).toEqual(['DA_SUBMIT_FAILED', 'DA_SUBMITTER_ERROR', 'DA_SUBMITTER_ERROR', 'DA_SUBMITTER_ERROR', 'NODE_ERROR', undefined]);
+    expect(recentProblems(logger).map((p) => p.code)).toEqual([
+      'DA_SUBMIT_FAILED',
+      'DA_SUBMITTER_ERROR',
+      'DA_SUBMITTER_ERROR',
+      'DA_SUBMITTER_ERROR',
+      'NODE_ERROR',
+      undefined,
+    ]);
   });
 
   it('secrets are scrubbed wherever a caller puts them: fields, messages, error texts, stacks, the problems list', () => {
@@ -87,11 +94,15 @@ describe('createLogger', () => {
     logger.child({ module: 'status' }).info({ status: { height: 3 } }, 'synced | height 3');
     logger.child({ module: 'node' }).fatal({ code: 'UNEXPECTED_ERROR', err: new Error('boom') }, 'fatal error; stopping the node');
     const [first, second, third, ...rest] = text().split('\n');
-    expect(first).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] ERROR: \[da\] DA layer submission failed for \[redacted\] \{"code":"DA_SUBMIT_FAILED","reason":"refused"\}$/);
+    expect(first).toMatch(
+      /^\[\d\d:\d\d:\d\d\.\d{3}\] ERROR: \[da\] DA layer submission failed for \[redacted\] \{"code":"DA_SUBMIT_FAILED","reason":"refused"\}$/,
+    );
     // The status line's fields are its message, in words: not repeated as JSON.
     expect(second).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: \[status\] synced \| height 3$/);
     // One event, one line: an error's stack stays on it, escaped.
-    expect(third).toMatch(/FATAL: \[node\] fatal error; stopping the node \{"code":"UNEXPECTED_ERROR","err":\{"type":"Error","message":"boom","stack":"Error: boom\\n/);
+    expect(third).toMatch(
+      /FATAL: \[node\] fatal error; stopping the node \{"code":"UNEXPECTED_ERROR","err":\{"type":"Error","message":"boom","stack":"Error: boom\\n/,
+    );
     expect(rest).toEqual(['']);
     expect(text()).not.toContain('\u001b[');
   });

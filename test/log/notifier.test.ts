@@ -14,7 +14,14 @@ afterEach(async () => {
 function jsonLogger(): { logger: Logger; lines: () => Array<Record<string, any>> } {
   let text = '';
   const logger = createLogger({ level: 'info', format: 'json', destination: { write: (l: string) => (text += l) } });
-  return { logger, lines: () => text.split('\n').filter(Boolean).map((l) => JSON.parse(l)) };
+  return {
+    logger,
+    lines: () =>
+      text
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l)),
+  };
 }
 
 const statusLines = (lines: Array<Record<string, any>>) => lines.filter((l) => l.module === 'status');
@@ -71,7 +78,11 @@ describe('status line', () => {
     await waitFor(() => statusLines(lines()).length === 5, 'a line at the pending cap');
     expect(statusLines(lines())[4]!.msg).toContain('DA included 5, 100 pending (at the cap of 100)');
 
-    const failing = (s: number): NodeInfo['health'] => ({ live: { ok: true }, ready: { ok: false, reason: `DA submissions failing for ${s}s: connection refused` }, checks: {} });
+    const failing = (s: number): NodeInfo['health'] => ({
+      live: { ok: true },
+      ready: { ok: false, reason: `DA submissions failing for ${s}s: connection refused` },
+      checks: {},
+    });
     info = { ...info, catching_up: false, health: failing(61) };
     await waitFor(() => statusLines(lines()).length === 6, 'a line when the node turns unready');
     expect(statusLines(lines())[5]!.msg).toMatch(/^UNREADY: DA submissions failing for 61s: connection refused \| height 10 \|/);
@@ -82,7 +93,17 @@ describe('status line', () => {
   });
 
   it('describes each state in words', () => {
-    const base: StatusFields = { height: 7, bestKnown: 7, catchingUp: false, unready: null, daIncluded: 6, daPending: 1, maxPending: 0, peers: 1, lastError: null };
+    const base: StatusFields = {
+      height: 7,
+      bestKnown: 7,
+      catchingUp: false,
+      unready: null,
+      daIncluded: 6,
+      daPending: 1,
+      maxPending: 0,
+      peers: 1,
+      lastError: null,
+    };
     expect(describeStatus(base)).toBe('synced | height 7 | DA included 6, 1 pending | 1 peer | no errors');
     expect(describeStatus({ ...base, unready: 'DA submissions failing for 75s: tx already in mempool' })).toBe(
       'UNREADY: DA submissions failing for 75s: tx already in mempool | height 7 | DA included 6, 1 pending | 1 peer | no errors',

@@ -26,9 +26,14 @@ function fileLogger(path: string, maxBytes: number, maxFiles: number) {
 }
 
 /** Resolves once the log file holds every line logged before (pino's flush, through the worker thread to the file). */
-const flushed = (log: { flush(cb: (err?: Error) => void): void }) => new Promise<void>((resolve, reject) => log.flush((err) => (err ? reject(err) : resolve())));
+const flushed = (log: { flush(cb: (err?: Error) => void): void }) =>
+  new Promise<void>((resolve, reject) => log.flush((err) => (err ? reject(err) : resolve())));
 
-const seqs = (text: string) => text.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { seq: number }).seq);
+const seqs = (text: string) =>
+  text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => (JSON.parse(l) as { seq: number }).seq);
 
 describe('log file rotation', () => {
   it('with a small size cap the file rotates, keeps exactly max_files rotated files, each rotated at the cap, and loses no kept line', async () => {
@@ -40,7 +45,13 @@ describe('log file rotation', () => {
     expect(readdirSync(d).sort()).toEqual(['node.log', 'node.log.1', 'node.log.2', 'node.log.3']);
     const files = ['node.log.3', 'node.log.2', 'node.log.1', 'node.log'].map((f) => join(d, f));
     // A file is rotated by the line that takes it to the cap: it ends less than one line past it.
-    const longestLine = Math.max(...files.flatMap((f) => readFileSync(f, 'utf8').split('\n').map((l) => l.length + 1)));
+    const longestLine = Math.max(
+      ...files.flatMap((f) =>
+        readFileSync(f, 'utf8')
+          .split('\n')
+          .map((l) => l.length + 1),
+      ),
+    );
     for (const f of files) expect(statSync(f).size).toBeLessThan(2048 + longestLine);
     for (const f of files.slice(0, -1)) expect(statSync(f).size).toBeGreaterThanOrEqual(2048);
     // Oldest file first, the kept lines are one unbroken run ending at the last line logged.
@@ -126,12 +137,28 @@ describe('log file rotation', () => {
     cleanups.push(() => new Promise((resolve) => (server.closeAllConnections(), server.close(resolve))));
     const home = dir();
     const da = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
-    initHome({ home, chainId: 'rotate-1', aggregator: true, force: false, config: { 'da.address': da, 'log.file': 'logs/node.log', 'da.request_timeout': '2s' } });
-    const failure = { level: 50, time: new Date().toISOString(), module: 'da-submitter', code: 'DA_SUBMIT_FAILED', error: 'codespace sdk code 19: tx already in mempool', msg: 'DA layer submission failed' };
+    initHome({
+      home,
+      chainId: 'rotate-1',
+      aggregator: true,
+      force: false,
+      config: { 'da.address': da, 'log.file': 'logs/node.log', 'da.request_timeout': '2s' },
+    });
+    const failure = {
+      level: 50,
+      time: new Date().toISOString(),
+      module: 'da-submitter',
+      code: 'DA_SUBMIT_FAILED',
+      error: 'codespace sdk code 19: tx already in mempool',
+      msg: 'DA layer submission failed',
+    };
     mkdirSync(join(home, 'logs'));
     writeFileSync(join(home, 'logs', 'node.log.1'), `${JSON.stringify(failure)}\n`);
     writeFileSync(join(home, 'logs', 'node.log'), `${JSON.stringify({ level: 30, time: new Date().toISOString(), module: 'status', msg: 'synced' })}\n`);
-    const result = await runCheck(CHECKS.find((c) => c.id === 'da-balance')!, buildContext({ home, env: {} }));
+    const result = await runCheck(
+      CHECKS.find((c) => c.id === 'da-balance')!,
+      buildContext({ home, env: {} }),
+    );
     expect(result).toMatchObject({ status: 'fail', message: expect.stringMatching(/^1 DA submission failure\(s\) with codespace sdk code 19 in .*node\.log/) });
   });
 });

@@ -27,7 +27,9 @@ describe('logSecrets', () => {
 
     let text = '';
     const logger = createLogger({ level: 'info', format: 'json', destination: { write: (l: string) => (text += l) }, secrets });
-    logger.child({ module: 'execution' }).error({ code: 'ENGINE_AUTH', detail: `secret ${jwt} key ${signerHex}` }, `signer ${signerKey}, token token-from-node-yml-42`);
+    logger
+      .child({ module: 'execution' })
+      .error({ code: 'ENGINE_AUTH', detail: `secret ${jwt} key ${signerHex}` }, `signer ${signerKey}, token token-from-node-yml-42`);
     for (const s of secrets) expect(text).not.toContain(s);
   });
 

@@ -82,7 +82,9 @@ describe('/metrics of a running node', () => {
     const last = await scrape(agg.metrics);
     expect(sampleValue(last.families, 'noded_rpc_requests_total', { server: 'rpc', route: '/kv/<key>' })).toBeGreaterThanOrEqual(1);
     expect(sampleValue(last.families, 'noded_rpc_requests_total', { server: 'rpc', route: 'other', code: '404' })).toBeGreaterThanOrEqual(1);
-    expect(sampleValue(last.families, 'noded_rpc_requests_total', { server: 'rpc', route: '/node.v1.StoreService/GetBlock', code: '200' })).toBeGreaterThanOrEqual(1);
+    expect(
+      sampleValue(last.families, 'noded_rpc_requests_total', { server: 'rpc', route: '/node.v1.StoreService/GetBlock', code: '200' }),
+    ).toBeGreaterThanOrEqual(1);
     expect(last.text).not.toContain(TOKEN);
     expect(agg.stderr).not.toContain(TOKEN);
   });
@@ -106,9 +108,21 @@ describe('a metrics port held by another process', () => {
     const flag = '--node.instrumentation.prometheus_listen_addr';
     const res = await runCli(
       [
-        'start', '--home', home, '--node.rpc.address', '127.0.0.1:0', '--node.rpc.status_address', '127.0.0.1:0',
-        '--node.p2p.listen_address', '/ip4/127.0.0.1/tcp/0', '--node.da.local', '--node.da.address', 'http://127.0.0.1:0',
-        '--node.instrumentation.prometheus', flag, `127.0.0.1:${port}`,
+        'start',
+        '--home',
+        home,
+        '--node.rpc.address',
+        '127.0.0.1:0',
+        '--node.rpc.status_address',
+        '127.0.0.1:0',
+        '--node.p2p.listen_address',
+        '/ip4/127.0.0.1/tcp/0',
+        '--node.da.local',
+        '--node.da.address',
+        'http://127.0.0.1:0',
+        '--node.instrumentation.prometheus',
+        flag,
+        `127.0.0.1:${port}`,
       ],
       { OCLIF_COLUMNS: '1000' },
     );

@@ -34,7 +34,7 @@ async function fullNode(): Promise<{ parts: CoreParts; chain: Chain; intake: Blo
 }
 
 describe('BlockIntake', () => {
-  it('takes blocks from peers and DA racing for the same heights, each once, and to the aggregator\'s state', async () => {
+  it("takes blocks from peers and DA racing for the same heights, each once, and to the aggregator's state", async () => {
     const source = await aggregatorBlocks(4);
     const { parts, chain, intake } = await fullNode();
     const p2p = intake.from('p2p');

@@ -86,7 +86,7 @@ describe('BlockProducer', () => {
     expect(blocks.flatMap((b) => b.data!.txs.map(dec)).sort()).toEqual([...sent].sort());
   });
 
-  it('stops for good when the node\'s signal aborts: a later start does nothing', async () => {
+  it("stops for good when the node's signal aborts: a later start does nothing", async () => {
     const { chain, producer, root, fatal, start } = await producing();
     start();
     await waitFor(() => chain.height >= 2n, 'two blocks');

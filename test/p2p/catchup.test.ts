@@ -69,7 +69,11 @@ describe('catch-up over /node/<chain_id>/blocks/1.0.0', () => {
   it('serves the stored bytes as they are, and stops at the first height its source skips', async () => {
     const full = MemChain.holding(proposer, blocks);
     // Heights 1-3, then 5: a gap at 4 (and the height the source says is what the server checks).
-    const gappy = await server('G', async (from, to) => (await full.encodedSource(from, to)).filter((b) => b.height !== 4n), () => 10n);
+    const gappy = await server(
+      'G',
+      async (from, to) => (await full.encodedSource(from, to)).filter((b) => b.height !== 4n),
+      () => 10n,
+    );
     const c = await client([gappy.host]);
     const got = await c.sync.fetchRange(gappy.host.peerId, 1n, 10n);
     expect(got.map(hash)).toEqual(blocks.slice(0, 3).map(hash));

@@ -112,7 +112,8 @@ export function captureLogger(): CapturedLogger {
 export const silent = (): Logger => pino({ level: 'silent' });
 
 /** The shared waitFor (test/helpers/wait.ts), `what` first as these tests write it. */
-export const waitFor = (what: string, check: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> => waitForShared(check, what, ms).then(() => undefined);
+export const waitFor = (what: string, check: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> =>
+  waitForShared(check, what, ms).then(() => undefined);
 
 /** Hosts created by a test file; close them all in afterEach/afterAll. */
 export class Hosts {

@@ -41,7 +41,9 @@ describe('P2PHost', () => {
     );
     // The port is still free: nothing was bound.
     await new Promise<void>((resolve, reject) => {
-      const server = createServer().once('error', reject).listen(port, '127.0.0.1', () => server.close(() => resolve()));
+      const server = createServer()
+        .once('error', reject)
+        .listen(port, '127.0.0.1', () => server.close(() => resolve()));
     });
   });
 

@@ -1,5 +1,18 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { initHome } from '../../src/home/index.js';
@@ -91,7 +104,11 @@ describe('reset soft against real processes', () => {
     const dry = await reset('soft', fullHome, '--dry-run', '--json');
     const unconfirmed = await reset('soft', fullHome);
     expect(dry.code, dry.stdout).toBe(0);
-    expect(JSON.parse(dry.stdout)).toMatchObject({ action: 'soft', dry_run: true, deleted: expect.arrayContaining([join(fullHome, 'data', 'store'), join(fullHome, 'data', 'node.pid')]) });
+    expect(JSON.parse(dry.stdout)).toMatchObject({
+      action: 'soft',
+      dry_run: true,
+      deleted: expect.arrayContaining([join(fullHome, 'data', 'store'), join(fullHome, 'data', 'node.pid')]),
+    });
     expect(unconfirmed.code).toBe(2);
     expect(unconfirmed.stderr).toMatch(/pass --yes/);
     expect(snapshot(join(fullHome, 'data'))).toEqual(data);
@@ -134,7 +151,9 @@ describe('reset while the node runs without its pid file', () => {
         exit: 1,
         message: expect.stringContaining(`the store ${join(home, 'data', 'store')} is locked by process ${node.pid}`),
       });
-      expect(errorOf(res.stdout).message).toMatch(/although .*node\.pid is missing\. Stop it first \(Ctrl-C where it runs, or `kill -INT \d+`\), then reset; nothing was deleted$/);
+      expect(errorOf(res.stdout).message).toMatch(
+        /although .*node\.pid is missing\. Stop it first \(Ctrl-C where it runs, or `kill -INT \d+`\), then reset; nothing was deleted$/,
+      );
     }
     expect(runs[3].code, runs[3].stderr).toBe(1);
     expect(flat(runs[3].stderr)).toMatch(/this home's node is running: the store .* is locked by process \d+/);
@@ -349,10 +368,20 @@ describe('reset: never outside the home and execution.db_path', () => {
       expect(errorOf(res.stdout), String(i)).toMatchObject({ code, message: expect.stringMatching(message), exit: 1 });
     });
     const refusals: Array<[() => Promise<unknown>, string, RegExp, number]> = [
-      [() => planReset('evm', { home: root }), 'UNSAFE_PATH', /refusing to use \/ as the execution database: it is the system directory \/\. Give the directory/, 1],
+      [
+        () => planReset('evm', { home: root }),
+        'UNSAFE_PATH',
+        /refusing to use \/ as the execution database: it is the system directory \/\. Give the directory/,
+        1,
+      ],
       [() => planReset('evm', { home: itself }), 'UNSAFE_PATH', /as the execution database: it is the node home/, 1],
       [() => planReset('evm', { home: config }), 'UNSAFE_PATH', /as the execution database: it is inside the home's config\/ \(keys\)/, 1],
-      [() => planReset('evm', { home: parentLink, executionDb: join(outside, 'parent-link') }), 'UNSAFE_PATH', /parent-link \(really .*\) as the execution database: it holds the node home/, 1],
+      [
+        () => planReset('evm', { home: parentLink, executionDb: join(outside, 'parent-link') }),
+        'UNSAFE_PATH',
+        /parent-link \(really .*\) as the execution database: it holds the node home/,
+        1,
+      ],
       [() => planReset('evm', { home: parentLink }), 'EXECUTION_DB_UNSET', /set execution.db_path in node.yml, or give --execution-db DIR/, 2],
       [() => planReset('hard', { home: notAHome }), 'NOT_A_HOME', /is not a noded home/, 1],
     ];
@@ -380,7 +409,11 @@ describe('reset: never outside the home and execution.db_path', () => {
     const err = await planReset('hard', { home }).catch((e: unknown) => e);
     process.env.HOME = saved;
     expect(err).toBeInstanceOf(ResetError);
-    expect(err).toMatchObject({ code: 'UNSAFE_PATH', exit: 1, message: `refusing to reset ${home}: it is / or holds your home directory; give a node its own home directory (--home DIR); nothing was deleted` });
+    expect(err).toMatchObject({
+      code: 'UNSAFE_PATH',
+      exit: 1,
+      message: `refusing to reset ${home}: it is / or holds your home directory; give a node its own home directory (--home DIR); nothing was deleted`,
+    });
   });
 
   it('removeEntry and emptyDir never follow a link and refuse an entry whose real place is outside the roots', () => {
@@ -429,7 +462,9 @@ describe('reset evm: only an execution database, by its real path', () => {
     expect(JSON.parse(dry.stdout).deleted).toEqual([`${real}/*`, `${join(home, 'data', 'cache')}/*`]);
     const res = await reset('evm', home, '--yes');
     expect(res.code, res.stdout + res.stderr).toBe(0);
-    expect(res.stdout).toContain(`${real}/* (everything inside; the directory stays) — the execution client's database, linked from ${link} (geth: geth/chaindata)`);
+    expect(res.stdout).toContain(
+      `${real}/* (everything inside; the directory stays) — the execution client's database, linked from ${link} (geth: geth/chaindata)`,
+    );
     expect(res.stdout).toContain(`deleted ${real}/*`);
     expect(res.stdout).toContain(`it rebuilds its database in ${real}`);
     expect(readdirSync(real)).toEqual([]);
@@ -438,13 +473,19 @@ describe('reset evm: only an execution database, by its real path', () => {
 
   it('refuses every system directory, one holding it, and a link to one, whatever --force says', async () => {
     const home = filledHome('evm-system', true, { 'execution.engine_url': `http://127.0.0.1:${await freePort()}` });
-    const lib = readdirSync('/').filter((name) => name.startsWith('lib')).map((name) => `/${name}`);
+    const lib = readdirSync('/')
+      .filter((name) => name.startsWith('lib'))
+      .map((name) => `/${name}`);
     const system = ['/', '/etc', '/usr', '/var', '/bin', '/sbin', '/boot', '/home', '/opt', '/srv', '/proc', '/sys', '/dev', ...lib];
     for (const dir of system) {
       const err = await planReset('evm', { home, executionDb: dir, force: true }).catch((e: unknown) => e);
       expect(err, dir).toBeInstanceOf(ResetError);
       // /lib on a merged-/usr system is a link to /usr/lib: named as given and as it really is.
-      expect(err, dir).toMatchObject({ code: 'UNSAFE_PATH', exit: 1, message: expect.stringMatching(/as the execution database: it (is|holds) the system directory \//) });
+      expect(err, dir).toMatchObject({
+        code: 'UNSAFE_PATH',
+        exit: 1,
+        message: expect.stringMatching(/as the execution database: it (is|holds) the system directory \//),
+      });
       expect((err as Error).message, dir).toMatch(new RegExp(`^refusing to use ${dir.replace(/\//g, '\\/')}( \\(really \\S+\\))? as`));
     }
     const outside = newDir();
@@ -463,7 +504,7 @@ describe('reset evm: only an execution database, by its real path', () => {
     expect(errorOf(usr.stdout).message).toMatch(/^refusing to use \/usr as the execution database: it is the system directory \/usr\./);
   });
 
-  it("recognises geth, reth, EthereumJS and Nethermind databases; refuses anything else unless --force, which then empties it", async () => {
+  it('recognises geth, reth, EthereumJS and Nethermind databases; refuses anything else unless --force, which then empties it', async () => {
     const outside = newDir();
     const engine = `http://127.0.0.1:${await freePort()}`;
     const home = filledHome('evm-signs', true, { 'execution.engine_url': engine });
@@ -487,7 +528,11 @@ describe('reset evm: only an execution database, by its real path', () => {
     expect(errorOf(refused.stdout)).toEqual({
       code: 'NOT_EXECUTION_DB',
       exit: 1,
-      message: expect.stringMatching(new RegExp(`^${notADb} does not look like an execution client's database \\(none of: geth geth/chaindata; .*\\); check --execution-db or execution.db_path, or pass --force if you are sure; nothing was deleted$`)),
+      message: expect.stringMatching(
+        new RegExp(
+          `^${notADb} does not look like an execution client's database \\(none of: geth geth/chaindata; .*\\); check --execution-db or execution.db_path, or pass --force if you are sure; nothing was deleted$`,
+        ),
+      ),
     });
     expect(snapshot(notADb)).toEqual(before);
 

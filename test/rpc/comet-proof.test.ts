@@ -18,7 +18,9 @@ function rootFromAunts(index: number, total: number, leafHash: Uint8Array, aunts
   }
   const k = splitPoint(total);
   const last = aunts.at(-1)!;
-  return index < k ? inner(rootFromAunts(index, k, leafHash, aunts.slice(0, -1)), last) : inner(last, rootFromAunts(index - k, total - k, leafHash, aunts.slice(0, -1)));
+  return index < k
+    ? inner(rootFromAunts(index, k, leafHash, aunts.slice(0, -1)), last)
+    : inner(last, rootFromAunts(index - k, total - k, leafHash, aunts.slice(0, -1)));
 }
 
 describe('tx proof', () => {
@@ -27,7 +29,7 @@ describe('tx proof', () => {
     expect(inner(Buffer.from('N123'), Buffer.from('N456')).toString('hex')).toBe('aa217fe888e47007fa15edab33c2b492a722cb106c64667fc2b044444de66bbb');
   });
 
-  it('a three-tx block: the root splits 2 + 1, and each proof verifies with CometBFT\'s algorithm', () => {
+  it("a three-tx block: the root splits 2 + 1, and each proof verifies with CometBFT's algorithm", () => {
     const txs = ['a=1', 'b=2', 'c=3'].map((t) => Buffer.from(t));
     const [a, b, c] = txs.map((tx) => leaf(sha256(tx)));
     const root = inner(inner(a!, b!), c!).toString('hex').toUpperCase();
@@ -46,7 +48,12 @@ describe('tx proof', () => {
       for (let i = 0; i < n; i++) {
         const { root_hash, proof } = txProof(txs, i);
         expect(proof).toMatchObject({ total: String(n), index: String(i) });
-        const computed = rootFromAunts(i, n, Buffer.from(proof.leaf_hash, 'base64'), proof.aunts.map((x) => Buffer.from(x, 'base64')));
+        const computed = rootFromAunts(
+          i,
+          n,
+          Buffer.from(proof.leaf_hash, 'base64'),
+          proof.aunts.map((x) => Buffer.from(x, 'base64')),
+        );
         expect(Buffer.from(computed).toString('hex').toUpperCase()).toBe(root_hash);
         roots.add(root_hash);
       }

@@ -109,7 +109,11 @@ describe('CosmJS Comet38Client against a kv node', () => {
       const err = await client[broadcast]({ tx: enc('once=1') }).catch((e: Error) => e);
       expect(err).toBeInstanceOf(Error);
       const rpcError = JSON.parse((err as Error).message);
-      expect(rpcError).toEqual({ code: -32603, message: 'Internal error', data: expect.stringContaining(`tx already exists in cache: committed in block ${tx} (index `) });
+      expect(rpcError).toEqual({
+        code: -32603,
+        message: 'Internal error',
+        data: expect.stringContaining(`tx already exists in cache: committed in block ${tx} (index `),
+      });
     }
     // The mempool's own dedupe stays: the same tx twice before a block is refused the second time.
     await Promise.all([
@@ -133,7 +137,10 @@ describe('CosmJS Comet38Client against a kv node', () => {
       [() => client.abciQuery({ path: '/store', data: enc('k') }), /abci_query needs an ABCI app/],
     ];
     for (const [call, message] of failures) {
-      const err = await call().then(() => new Error('resolved'), (e: Error) => e);
+      const err = await call().then(
+        () => new Error('resolved'),
+        (e: Error) => e,
+      );
       expect(err.message).toMatch(message);
       expect(err.message).not.toMatch(/Bad status/);
     }
@@ -169,18 +176,52 @@ describe('JSON-RPC error objects, as CometBFT writes them, always with HTTP 200'
       const res = await raw(aggregator, '/', body);
       expect(res.status).toBe(200);
       expect(Object.keys(res.json)).toEqual(['jsonrpc', 'error']);
-      expect(res.json.error).toMatchObject({ code: -32700, message: 'Parse error. Invalid JSON', data: expect.stringMatching(/^error unmarshaling request: /) });
+      expect(res.json.error).toMatchObject({
+        code: -32700,
+        message: 'Parse error. Invalid JSON',
+        data: expect.stringMatching(/^error unmarshaling request: /),
+      });
     }
   });
 
   it('bad params are "Invalid params" naming the param and the form it wants; a method refusing them is "Internal error"', async () => {
     const cases: Array<[Promise<{ status: number; json: any }>, object]> = [
-      [raw(aggregator, '/block?height=abc'), { code: -32602, message: 'Invalid params', data: 'error converting http params to arguments: height must be an integer written as a string, e.g. "5", got "abc"' }],
-      [post(aggregator, { jsonrpc: '2.0', id: 1, method: 'block', params: { height: 'abc' } }), { code: -32602, message: 'Invalid params', data: 'error converting json params to arguments: height must be an integer written as a string, e.g. "5", got "abc"' }],
-      [post(aggregator, { jsonrpc: '2.0', id: 1, method: 'block', params: ['1', '2'] }), { code: -32602, message: 'Invalid params', data: 'error converting json params to arguments: expected 1 parameters (height), got 2' }],
-      [raw(aggregator, '/tx?hash=0xZZ'), { code: -32602, message: 'Invalid params', data: 'error converting http params to arguments: hash must be hex after 0x (an even number of 0-9a-f digits), got "ZZ"' }],
-      [post(aggregator, { jsonrpc: '2.0', id: 1, method: 'broadcast_tx_sync', params: {} }), { code: -32602, message: 'Invalid params', data: expect.stringContaining('tx is required') }],
-      [post(aggregator, { jsonrpc: '2.0', id: 1, method: 'broadcast_tx_sync', params: { tx: 'not base64!' } }), { code: -32602, message: 'Invalid params', data: 'error converting json params to arguments: tx must be base64, got "not base64!"' }],
+      [
+        raw(aggregator, '/block?height=abc'),
+        {
+          code: -32602,
+          message: 'Invalid params',
+          data: 'error converting http params to arguments: height must be an integer written as a string, e.g. "5", got "abc"',
+        },
+      ],
+      [
+        post(aggregator, { jsonrpc: '2.0', id: 1, method: 'block', params: { height: 'abc' } }),
+        {
+          code: -32602,
+          message: 'Invalid params',
+          data: 'error converting json params to arguments: height must be an integer written as a string, e.g. "5", got "abc"',
+        },
+      ],
+      [
+        post(aggregator, { jsonrpc: '2.0', id: 1, method: 'block', params: ['1', '2'] }),
+        { code: -32602, message: 'Invalid params', data: 'error converting json params to arguments: expected 1 parameters (height), got 2' },
+      ],
+      [
+        raw(aggregator, '/tx?hash=0xZZ'),
+        {
+          code: -32602,
+          message: 'Invalid params',
+          data: 'error converting http params to arguments: hash must be hex after 0x (an even number of 0-9a-f digits), got "ZZ"',
+        },
+      ],
+      [
+        post(aggregator, { jsonrpc: '2.0', id: 1, method: 'broadcast_tx_sync', params: {} }),
+        { code: -32602, message: 'Invalid params', data: expect.stringContaining('tx is required') },
+      ],
+      [
+        post(aggregator, { jsonrpc: '2.0', id: 1, method: 'broadcast_tx_sync', params: { tx: 'not base64!' } }),
+        { code: -32602, message: 'Invalid params', data: 'error converting json params to arguments: tx must be base64, got "not base64!"' },
+      ],
       [raw(aggregator, '/block?height=0'), { code: -32603, message: 'Internal error', data: 'height must be greater than 0, but got 0' }],
       [raw(aggregator, '/blockchain?minHeight=-1'), { code: -32603, message: 'Internal error', data: 'heights must be non-negative' }],
     ];
@@ -194,12 +235,28 @@ describe('JSON-RPC error objects, as CometBFT writes them, always with HTTP 200'
   it('positional params, batches and notifications work as in CometBFT', async () => {
     const positional = await post(aggregator, { jsonrpc: '2.0', id: 'a', method: 'block', params: ['2'] });
     expect(positional.json).toMatchObject({ id: 'a', result: { block: { header: { height: '2' } } } });
-    const batch = await raw(aggregator, '/', JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'health' }, { jsonrpc: '2.0', method: 'health' }, { jsonrpc: '2.0', id: 2, method: 'nope' }]));
-    expect(batch.json).toEqual([{ jsonrpc: '2.0', id: 1, result: {} }, { jsonrpc: '2.0', id: 2, error: { code: -32601, message: 'Method not found' } }]);
+    const batch = await raw(
+      aggregator,
+      '/',
+      JSON.stringify([
+        { jsonrpc: '2.0', id: 1, method: 'health' },
+        { jsonrpc: '2.0', method: 'health' },
+        { jsonrpc: '2.0', id: 2, method: 'nope' },
+      ]),
+    );
+    expect(batch.json).toEqual([
+      { jsonrpc: '2.0', id: 1, result: {} },
+      { jsonrpc: '2.0', id: 2, error: { code: -32601, message: 'Method not found' } },
+    ]);
     const notification = await post(aggregator, { jsonrpc: '2.0', method: 'health' });
     expect([notification.status, notification.text]).toEqual([200, '']);
     const unconfirmed = await raw(aggregator, '/unconfirmed_txs?limit=5');
-    expect(unconfirmed.json.result).toMatchObject({ n_txs: expect.stringMatching(/^\d+$/), total: expect.stringMatching(/^\d+$/), total_bytes: expect.stringMatching(/^\d+$/), txs: expect.any(Array) });
+    expect(unconfirmed.json.result).toMatchObject({
+      n_txs: expect.stringMatching(/^\d+$/),
+      total: expect.stringMatching(/^\d+$/),
+      total_bytes: expect.stringMatching(/^\d+$/),
+      txs: expect.any(Array),
+    });
     expect((await raw(aggregator, '/')).text).toContain('Available endpoints:');
     // The daemon keeps answering after all of it.
     expect((await raw(aggregator, '/health')).json).toEqual({ jsonrpc: '2.0', id: -1, result: {} });

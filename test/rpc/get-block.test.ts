@@ -117,7 +117,10 @@ describe('GetBlock with Connect headers', () => {
   it('reads connect-timeout-ms, binary and JSON: a deadline is taken, a malformed one refused', async () => {
     const { store, rpc } = await serve();
     await commit(store, 1n);
-    for (const [contentType, body] of [['application/proto', request(1n)], ['application/json', '{"height":1}']] as const) {
+    for (const [contentType, body] of [
+      ['application/proto', request(1n)],
+      ['application/json', '{"height":1}'],
+    ] as const) {
       expect((await post(rpc, contentType, { 'connect-timeout-ms': '60000' }, body)).status, contentType).toBe(200);
       const bad = await post(rpc, contentType, { 'connect-timeout-ms': 'soon' }, body);
       expect(bad.status, contentType).toBe(400);

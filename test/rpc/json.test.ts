@@ -83,7 +83,15 @@ const allKindsFile = create(FileDescriptorProtoSchema, {
   package: 'test.v1',
   syntax: 'proto3',
   dependency: ['google/protobuf/timestamp.proto'],
-  enumType: [{ name: 'Color', value: [{ name: 'COLOR_UNSPECIFIED', number: 0 }, { name: 'COLOR_RED', number: 1 }] }],
+  enumType: [
+    {
+      name: 'Color',
+      value: [
+        { name: 'COLOR_UNSPECIFIED', number: 0 },
+        { name: 'COLOR_RED', number: 1 },
+      ],
+    },
+  ],
   messageType: [
     {
       name: 'Sub',
@@ -144,9 +152,7 @@ const allKindsFile = create(FileDescriptorProtoSchema, {
     },
   ],
 });
-const registry = createFileRegistry(allKindsFile, (name) =>
-  name === 'google/protobuf/timestamp.proto' ? file_google_protobuf_timestamp : undefined,
-);
+const registry = createFileRegistry(allKindsFile, (name) => (name === 'google/protobuf/timestamp.proto' ? file_google_protobuf_timestamp : undefined));
 const AllKindsSchema = registry.getMessage('test.v1.AllKinds')!;
 const SubSchema = registry.getMessage('test.v1.Sub')!;
 
@@ -220,7 +226,12 @@ function expectSpecShape(out: string): Record<string, unknown> {
     expect(jsonType(at(json, path)), path).toBe(type);
   }
   // Exactly the spec's fields at every object, nothing more.
-  const objects = ['', ...Object.entries(SPEC_FIELDS).filter(([, t]) => t === 'object').map(([p]) => p)];
+  const objects = [
+    '',
+    ...Object.entries(SPEC_FIELDS)
+      .filter(([, t]) => t === 'object')
+      .map(([p]) => p),
+  ];
   for (const obj of objects) {
     const value = obj === '' ? json : at(json, obj);
     const prefix = obj === '' ? '' : obj + '.';
@@ -250,8 +261,18 @@ describe('writeSpecJson', () => {
     // Reserved by ev-node (evnode.proto `reserved 5, 7, 9`), still written by the spec's JSON, at their place.
     for (const name of ['last_commit_hash', 'consensus_hash', 'last_results_hash']) expect(at(json, `block.header.header.${name}`)).toBe('');
     expect(Object.keys(at(json, 'block.header.header') as object)).toEqual([
-      'version', 'height', 'time', 'last_header_hash', 'last_commit_hash', 'data_hash', 'consensus_hash',
-      'app_hash', 'last_results_hash', 'proposer_address', 'validator_hash', 'chain_id',
+      'version',
+      'height',
+      'time',
+      'last_header_hash',
+      'last_commit_hash',
+      'data_hash',
+      'consensus_hash',
+      'app_hash',
+      'last_results_hash',
+      'proposer_address',
+      'validator_hash',
+      'chain_id',
     ]);
     expect(at(json, 'block.header.signature')).toBe(b64(bytes(64, 9)));
     expect(at(json, 'block.header.signer.pub_key')).toBe(b64(bytes(32, 10)));
@@ -407,7 +428,10 @@ describe('writeSpecJson', () => {
       mi64: { a: 1, 'b"': -2 },
       msub: { '3': { n: 4, s: 's' } },
       sub: { n: 12, s: '' },
-      rsub: [{ n: 1, s: '' }, { n: 0, s: '' }],
+      rsub: [
+        { n: 1, s: '' },
+        { n: 0, s: '' },
+      ],
       ts: '1970-01-01T00:00:01Z',
       pick_a: 'picked',
       opt: 0,
@@ -430,8 +454,24 @@ describe('writeSpecJson', () => {
   it('writes every scalar zero and special doubles', () => {
     const zero = JSON.parse(writeSpecJson(AllKindsSchema, create(AllKindsSchema))) as Record<string, unknown>;
     expect(zero).toMatchObject({
-      i32: 0, i64: 0, u32: 0, u64: 0, dbl: 0, flag: false, snake_field: '', raw: '', color: 'COLOR_UNSPECIFIED',
-      ri64: [], rstr: [], rbytes: [], mi64: {}, msub: {}, sub: { n: 0, s: '' }, rsub: [], ts: '1970-01-01T00:00:00Z', opt: 0,
+      i32: 0,
+      i64: 0,
+      u32: 0,
+      u64: 0,
+      dbl: 0,
+      flag: false,
+      snake_field: '',
+      raw: '',
+      color: 'COLOR_UNSPECIFIED',
+      ri64: [],
+      rstr: [],
+      rbytes: [],
+      mi64: {},
+      msub: {},
+      sub: { n: 0, s: '' },
+      rsub: [],
+      ts: '1970-01-01T00:00:00Z',
+      opt: 0,
     });
     expect(zero).not.toHaveProperty('pick_a');
     expect(zero).not.toHaveProperty('pick_b');
@@ -540,7 +580,11 @@ describe('parseSpecJsonRequest + getBlockSelector', () => {
     expect((m['choice'] as { case: string }).case).toBe('pickB');
     expect(parseSpecJsonRequest(AllKindsSchema, '{"snake_field":"p"}')).toHaveProperty('snakeField', 'p');
 
-    expectInvalid('{"snake_field":"a","snakeField":"b"}', 'field snake_field given twice in test.v1.AllKinds (as "snake_field" and "snakeField")', AllKindsSchema);
+    expectInvalid(
+      '{"snake_field":"a","snakeField":"b"}',
+      'field snake_field given twice in test.v1.AllKinds (as "snake_field" and "snakeField")',
+      AllKindsSchema,
+    );
     expectInvalid('{"pick_a":"a","pickB":{}}', 'give either pick_a or pick_b, not both', AllKindsSchema);
     expectInvalid('{"sub":{"n":-1.5}}', 'sub.n must be an integer, got -1.5', AllKindsSchema);
     expectInvalid('{"sub":{"nn":1}}', 'unknown field "nn" in test.v1.Sub', AllKindsSchema);
@@ -569,29 +613,80 @@ describe('parseSpecJsonRequest + getBlockSelector', () => {
     const int = (n: number) => Math.floor(rnd() * n);
     const pick = <X>(xs: readonly X[]): X => xs[int(xs.length)]!;
     const keys = [
-      'height', 'hash', 'heigth', 'Height', '', '__proto__', 'constructor', 'toString', 'key', 'i64', 'u64', 'i32', 'ri64',
-      'snake_field', 'snakeField', 'sub', 'rsub', 'mi64', 'msub', 'ts', 'pick_a', 'pickB', 'self', 'color', 'raw', 'dbl',
-      'flag', '\u0000', 'é', '\ud800', 'a"b', '1',
+      'height',
+      'hash',
+      'heigth',
+      'Height',
+      '',
+      '__proto__',
+      'constructor',
+      'toString',
+      'key',
+      'i64',
+      'u64',
+      'i32',
+      'ri64',
+      'snake_field',
+      'snakeField',
+      'sub',
+      'rsub',
+      'mi64',
+      'msub',
+      'ts',
+      'pick_a',
+      'pickB',
+      'self',
+      'color',
+      'raw',
+      'dbl',
+      'flag',
+      '\u0000',
+      'é',
+      '\ud800',
+      'a"b',
+      '1',
     ] as const;
     const numbers = [
-      '0', '-0', '1', '-1', '42', '1.5', '1e3', '1E-3', '-1e30', '1e400', '18446744073709551615', '18446744073709551616',
-      '9007199254740993', '-9223372036854775809', '2147483648', '0.0000001', '123456789012345678901234567890.5',
+      '0',
+      '-0',
+      '1',
+      '-1',
+      '42',
+      '1.5',
+      '1e3',
+      '1E-3',
+      '-1e30',
+      '1e400',
+      '18446744073709551615',
+      '18446744073709551616',
+      '9007199254740993',
+      '-9223372036854775809',
+      '2147483648',
+      '0.0000001',
+      '123456789012345678901234567890.5',
     ] as const;
     const strings = ['', 'abc', '42', '-1', 'AAAA', 'zz!!', 'NaN', 'Infinity', 'a'.repeat(64), 'ab'.repeat(32), '1970-01-01T00:00:00Z'];
     const value = (depth: number): string => {
       const r = int(depth > 4 ? 6 : 9);
       switch (r) {
-        case 0: return 'null';
-        case 1: return pick(['true', 'false']);
-        case 2: case 3: return pick(numbers);
-        case 4: return JSON.stringify(pick(strings));
-        case 5: return JSON.stringify(String.fromCharCode(...Array.from({ length: int(12) }, () => int(0x10000))));
-        case 6: return '[' + Array.from({ length: int(4) }, () => value(depth + 1)).join(',') + ']';
-        default: return object(depth + 1);
+        case 0:
+          return 'null';
+        case 1:
+          return pick(['true', 'false']);
+        case 2:
+        case 3:
+          return pick(numbers);
+        case 4:
+          return JSON.stringify(pick(strings));
+        case 5:
+          return JSON.stringify(String.fromCharCode(...Array.from({ length: int(12) }, () => int(0x10000))));
+        case 6:
+          return '[' + Array.from({ length: int(4) }, () => value(depth + 1)).join(',') + ']';
+        default:
+          return object(depth + 1);
       }
     };
-    const object = (depth: number): string =>
-      '{' + Array.from({ length: int(4) }, () => JSON.stringify(pick(keys)) + ':' + value(depth)).join(',') + '}';
+    const object = (depth: number): string => '{' + Array.from({ length: int(4) }, () => JSON.stringify(pick(keys)) + ':' + value(depth)).join(',') + '}';
     const mutate = (s: string): string => {
       const a = s.split('');
       for (let k = int(4); k >= 0; k--) {

@@ -187,7 +187,12 @@ describe('bodies over the limit', () => {
 
   it.each([
     ['rpc', '/tx', 'text/plain', '"error":"request body of 52428800 bytes exceeds the limit of 1048576 bytes"'],
-    ['rpc', '/node.v1.StoreService/GetBlock', 'application/json', '"code":"resource_exhausted","message":"request body of 52428800 bytes exceeds the limit of 1048576 bytes"'],
+    [
+      'rpc',
+      '/node.v1.StoreService/GetBlock',
+      'application/json',
+      '"code":"resource_exhausted","message":"request body of 52428800 bytes exceeds the limit of 1048576 bytes"',
+    ],
     ['status', '/', 'application/json', '"data":"request body of 52428800 bytes exceeds the limit of 1048576 bytes"'],
   ] as const)('%s %s: 50 MB announced is refused with 413 before the body is sent', async (which, path, type, body) => {
     const c = rawConnection(listenerUrl(which), announced50MB(path, type));
@@ -252,7 +257,10 @@ describe('web pages', () => {
     await waitFor(async () => (await kv('good1')).status === 200 && (await kv('good2')).status === 200, 'both allowed txs in a block');
 
     const preflight = (origin: string) =>
-      send(`${node.rpc}/node.v1.StoreService/GetBlock`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } });
+      send(`${node.rpc}/node.v1.StoreService/GetBlock`, {
+        method: 'OPTIONS',
+        headers: { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+      });
     const ok = await preflight(GOOD);
     expect(ok.status).toBe(204);
     expect(ok.headers['access-control-allow-origin']).toBe(GOOD);
@@ -289,7 +297,10 @@ describe('gRPC and aborted requests', () => {
     ['rpc', '/node.v1.StoreService/GetBlock'],
     ['status', '/?gone'],
   ] as const)('a client gone mid-body on the %s listener is a debug line without a stack, never an error', async (which, path) => {
-    const c = rawConnection(listenerUrl(which), `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"hei`);
+    const c = rawConnection(
+      listenerUrl(which),
+      `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"hei`,
+    );
     await new Promise((r) => setTimeout(r, 50));
     c.socket.destroy();
     const line = await waitFor(() => node.stderr.split('\n').find((l) => l.includes('RPC_CLIENT_GONE') && l.includes(path)), 'the RPC_CLIENT_GONE line');

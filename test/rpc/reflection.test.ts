@@ -12,7 +12,9 @@ const ask = (messageRequest: ServerReflectionRequest['messageRequest']) =>
 /** The descriptors of a file_descriptor_response, by file name. */
 function files(answer: ReturnType<typeof ask>) {
   expect(answer.messageResponse?.case).toBe('fileDescriptorResponse');
-  const protos = (answer.messageResponse!.value as { fileDescriptorProto: Uint8Array[] }).fileDescriptorProto.map((b) => fromBinary(FileDescriptorProtoSchema, b));
+  const protos = (answer.messageResponse!.value as { fileDescriptorProto: Uint8Array[] }).fileDescriptorProto.map((b) =>
+    fromBinary(FileDescriptorProtoSchema, b),
+  );
   return new Map(protos.map((p) => [p.name, p]));
 }
 
@@ -41,7 +43,13 @@ describe('gRPC server reflection', () => {
     expect(a.messageResponse?.case).toBe('listServicesResponse');
     const names = (a.messageResponse!.value as { service: Array<{ name: string }> }).service.map((s) => s.name);
     expect(names.sort()).toEqual(
-      ['grpc.reflection.v1.ServerReflection', 'grpc.reflection.v1alpha.ServerReflection', 'node.v1.ConfigService', 'node.v1.P2PService', 'node.v1.StoreService'].sort(),
+      [
+        'grpc.reflection.v1.ServerReflection',
+        'grpc.reflection.v1alpha.ServerReflection',
+        'node.v1.ConfigService',
+        'node.v1.P2PService',
+        'node.v1.StoreService',
+      ].sort(),
     );
   });
 
@@ -51,7 +59,10 @@ describe('gRPC server reflection', () => {
       // The asked file comes first, as grpc-go sends it; its imports follow.
       const [first] = got.values();
       const registry = createFileRegistry(create(FileDescriptorSetSchema, { file: dependenciesFirst(first!, got) }));
-      expect(registry.getService('node.v1.StoreService')?.methods.map((m) => m.name), symbol).toContain('GetBlock');
+      expect(
+        registry.getService('node.v1.StoreService')?.methods.map((m) => m.name),
+        symbol,
+      ).toContain('GetBlock');
       expect(registry.getMessage('google.protobuf.Empty'), symbol).toBeDefined();
     }
   });

@@ -125,7 +125,9 @@ describe('a store that cannot be opened', () => {
 
   // Root (as the tests run) is never refused by the file system, so the permission remedies are checked directly.
   it('gives a remedy for permissions, a read-only file system and a full disk', () => {
-    expect(storeOpenRemedy('/srv/node/data/store', { code: 'EACCES' })).toMatch(/cannot write \/srv\/node\/data\/store: make it the owner \(chown -R \d+:\d+ \/srv\/node\/data\/store\)/);
+    expect(storeOpenRemedy('/srv/node/data/store', { code: 'EACCES' })).toMatch(
+      /cannot write \/srv\/node\/data\/store: make it the owner \(chown -R \d+:\d+ \/srv\/node\/data\/store\)/,
+    );
     expect(storeOpenRemedy('/s', { code: 'EPERM' })).toMatch(/chown -R/);
     expect(storeOpenRemedy('/s', { code: 'EROFS' })).toMatch(/read-only; give the node a writable --home/);
     expect(storeOpenRemedy('/s', { code: 'ENOSPC' })).toMatch(/disk is full/);

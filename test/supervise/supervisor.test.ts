@@ -17,7 +17,13 @@ afterEach(async () => {
 /** A `supervise:` entry as node.yml gives it, running `node -e script`. */
 function entry(name: string, script: string, extra: Record<string, string> = {}): SuperviseEntry {
   const fields = Object.entries(extra).map(([k, v]) => `    ${k}: ${v}`);
-  const yml = ['supervise:', `  - name: ${name}`, `    command: ${JSON.stringify(process.execPath)}`, `    args: ["-e", ${JSON.stringify(script)}]`, ...fields].join('\n');
+  const yml = [
+    'supervise:',
+    `  - name: ${name}`,
+    `    command: ${JSON.stringify(process.execPath)}`,
+    `    args: ["-e", ${JSON.stringify(script)}]`,
+    ...fields,
+  ].join('\n');
   return parseConfigText(yml, 'node.yml').supervise[0]!;
 }
 
@@ -25,14 +31,24 @@ function captureLogs() {
   const stream = new PassThrough();
   let text = '';
   stream.on('data', (d) => (text += d));
-  return { logger: createLogger({ level: 'info', format: 'json', destination: stream }), lines: () => text.split('\n').filter(Boolean).map((l) => JSON.parse(l)) };
+  return {
+    logger: createLogger({ level: 'info', format: 'json', destination: stream }),
+    lines: () =>
+      text
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l)),
+  };
 }
 
 /** Starts a supervisor without waiting for it: its logs can be read while it waits for a child to be ready. */
 function launch(entries: SuperviseEntry[], onGiveUp: (err: SuperviseError) => void = () => undefined) {
   const logs = captureLogs();
   const started = Supervisor.start(entries, { home: home.dir, logger: logs.logger, onGiveUp });
-  void started.then((s) => running.push(s), () => undefined);
+  void started.then(
+    (s) => running.push(s),
+    () => undefined,
+  );
   return { started, ...logs };
 }
 
@@ -51,7 +67,10 @@ describe('Supervisor', () => {
       const poll=setInterval(()=>{if(fs.existsSync(${JSON.stringify(go)})){clearInterval(poll);serve()}},20);`;
     const { started, lines } = launch([entry('svc', script, { ready: `http://127.0.0.1:${port}/` })]);
     let ready = false;
-    void started.then(() => (ready = true), () => undefined);
+    void started.then(
+      () => (ready = true),
+      () => undefined,
+    );
     await waitFor(() => lines().some((l) => l.module === 'svc' && l.msg === 'hello from child'), 'the child to run');
     await waitFor(() => lines().some((l) => l.msg === `waiting for svc to answer at http://127.0.0.1:${port}/`), 'the supervisor to wait for the ready URL');
     expect(ready, 'start() resolved before the child answered').toBe(false);
@@ -78,14 +97,18 @@ describe('Supervisor', () => {
     // No ready URL: it counts as running at once, so its crashes go to the restart policy.
     await start([entry('flaky', script, { max_restarts: '2', restart_window: '1m' })], (err) => gaveUp.push(err));
     const err = await waitFor(() => gaveUp[0], 'the supervisor to give up', 20_000);
-    expect(err.message).toMatch(/^supervised process flaky keeps crashing: it exited \(exit code 1\) after 2 restarts within 60s \(supervise max_restarts 2\); stopping the node/);
+    expect(err.message).toMatch(
+      /^supervised process flaky keeps crashing: it exited \(exit code 1\) after 2 restarts within 60s \(supervise max_restarts 2\); stopping the node/,
+    );
     expect(err.message).toContain('fatal: cannot open database');
   });
 
   it('stops a child with SIGTERM, and SIGKILL after stop_grace when it ignores SIGTERM', async () => {
     const { supervisor, lines } = await start([
       entry('polite', `setInterval(() => {}, 1000)`),
-      entry('stubborn', `process.on('SIGTERM', () => console.log('ignoring SIGTERM')); console.log('armed'); setInterval(() => {}, 1000)`, { stop_grace: '300ms' }),
+      entry('stubborn', `process.on('SIGTERM', () => console.log('ignoring SIGTERM')); console.log('armed'); setInterval(() => {}, 1000)`, {
+        stop_grace: '300ms',
+      }),
     ]);
     await waitFor(() => lines().some((l) => l.module === 'stubborn' && l.msg === 'armed'), 'the SIGTERM handler');
     await supervisor.stop();
@@ -96,10 +119,15 @@ describe('Supervisor', () => {
 
   it('fails start when a child exits before it is ready, and stops the ones already started', async () => {
     const port = await freePort();
-    const { started, lines } = launch([entry('first', `setInterval(() => {}, 1000)`), entry('broken', `console.log('bad flag --x'); process.exit(2)`, { ready: `http://127.0.0.1:${port}/` })]);
+    const { started, lines } = launch([
+      entry('first', `setInterval(() => {}, 1000)`),
+      entry('broken', `console.log('bad flag --x'); process.exit(2)`, { ready: `http://127.0.0.1:${port}/` }),
+    ]);
     const err = await started.catch((e: unknown) => e as SuperviseError);
     expect(err).toBeInstanceOf(SuperviseError);
-    expect((err as Error).message).toMatch(new RegExp(`^supervised process broken exited \\(exit code 2\\) before it was ready at http://127.0.0.1:${port}/; its last output:\\n  bad flag --x`));
+    expect((err as Error).message).toMatch(
+      new RegExp(`^supervised process broken exited \\(exit code 2\\) before it was ready at http://127.0.0.1:${port}/; its last output:\\n  bad flag --x`),
+    );
     expect(lines().map((l) => l.msg)).toContain('first stopped (killed by SIGTERM)');
   });
 });

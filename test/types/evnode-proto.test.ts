@@ -26,8 +26,15 @@ const MESSAGES: Record<string, MessageFact> = {
   Header: {
     source: 'evnode.proto',
     fields: [
-      '1 version Version', '2 height uint64', '3 time uint64', '4 last_header_hash bytes', '6 data_hash bytes',
-      '8 app_hash bytes', '10 proposer_address bytes', '11 validator_hash bytes', '12 chain_id string',
+      '1 version Version',
+      '2 height uint64',
+      '3 time uint64',
+      '4 last_header_hash bytes',
+      '6 data_hash bytes',
+      '8 app_hash bytes',
+      '10 proposer_address bytes',
+      '11 validator_hash bytes',
+      '12 chain_id string',
     ],
     reserved: [5, 7, 9],
   },
@@ -52,8 +59,14 @@ const MESSAGES: Record<string, MessageFact> = {
   State: {
     source: 'state.proto',
     fields: [
-      '1 version Version', '2 chain_id string', '3 initial_height uint64', '4 last_block_height uint64',
-      '5 last_block_time Timestamp', '6 da_height uint64', '8 app_hash bytes', '9 last_header_hash bytes',
+      '1 version Version',
+      '2 chain_id string',
+      '3 initial_height uint64',
+      '4 last_block_height uint64',
+      '5 last_block_time Timestamp',
+      '6 da_height uint64',
+      '8 app_hash bytes',
+      '9 last_header_hash bytes',
       '10 next_proposer_address bytes',
     ],
     reserved: [7],
@@ -61,8 +74,13 @@ const MESSAGES: Record<string, MessageFact> = {
   RaftBlockState: {
     source: 'state.proto',
     fields: [
-      '1 height uint64', '2 last_submitted_da_header_height uint64', '3 last_submitted_da_data_height uint64', '4 hash bytes',
-      '5 timestamp uint64', '6 header bytes', '7 data bytes',
+      '1 height uint64',
+      '2 last_submitted_da_header_height uint64',
+      '3 last_submitted_da_data_height uint64',
+      '4 hash bytes',
+      '5 timestamp uint64',
+      '6 header bytes',
+      '7 data bytes',
     ],
   },
   SequencerDACheckpoint: { source: 'state.proto', fields: ['1 da_height uint64', '2 tx_index uint64'] },
@@ -109,7 +127,7 @@ const SCALAR_NAMES: Partial<Record<ScalarType, string>> = {
 };
 
 function fieldFact(f: DescField): string {
-  const element = f.message ? shortName(f.message.typeName) : f.enum ? shortName(f.enum.typeName) : SCALAR_NAMES[f.scalar] ?? `scalar ${f.scalar}`;
+  const element = f.message ? shortName(f.message.typeName) : f.enum ? shortName(f.enum.typeName) : (SCALAR_NAMES[f.scalar] ?? `scalar ${f.scalar}`);
   const label = f.fieldKind === 'list' ? 'repeated ' : f.proto.proto3Optional ? 'optional ' : '';
   return `${f.number} ${f.name} ${label}${element}`;
 }

@@ -46,11 +46,16 @@ const SLIM_HEADER_HASH = 'a254db6d1832871f51052203357e6a39c0c94199ddb2f78f5238ad
  */
 const LEGACY_HEADER_BYTES =
   '0a00100a18b1d1f9d603' +
-  '2a20' + '01'.repeat(32) +
-  '3220' + '04'.repeat(32) +
-  '3a20' + '02'.repeat(32) +
-  '4a20' + '03'.repeat(32) +
-  '620c' + hex(utf8('legacy-chain'));
+  '2a20' +
+  '01'.repeat(32) +
+  '3220' +
+  '04'.repeat(32) +
+  '3a20' +
+  '02'.repeat(32) +
+  '4a20' +
+  '03'.repeat(32) +
+  '620c' +
+  hex(utf8('legacy-chain'));
 const LEGACY_HEADER_HASH = 'd83ef28e029f2e5d50807037c01ad35f2cc3b68cfe65dfa096effb94be6c506b';
 
 /**
@@ -79,7 +84,17 @@ describe("ev-node's header hash and signature bytes", () => {
     expect(hex(sha256(fromHex(LEGACY_HEADER_BYTES)))).toBe(LEGACY_HEADER_HASH);
     expect(hex(headerHash(header))).toBe(LEGACY_HEADER_HASH);
     // Its slim encoding keeps the legacy fields after the known ones (encodeLegacyUnknownFields).
-    const slim = '0a00100a18b1d1f9d6033220' + '04'.repeat(32) + '620c' + hex(utf8('legacy-chain')) + '2a20' + '01'.repeat(32) + '3a20' + '02'.repeat(32) + '4a20' + '03'.repeat(32);
+    const slim =
+      '0a00100a18b1d1f9d6033220' +
+      '04'.repeat(32) +
+      '620c' +
+      hex(utf8('legacy-chain')) +
+      '2a20' +
+      '01'.repeat(32) +
+      '3a20' +
+      '02'.repeat(32) +
+      '4a20' +
+      '03'.repeat(32);
     expect(hex(headerSignBytes(header))).toBe(slim);
   });
 

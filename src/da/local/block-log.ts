@@ -144,12 +144,7 @@ function isStoredBlob(b: unknown): b is StoredBlob {
   return typeof o === 'object' && o !== null && typeof o.namespace === 'string' && typeof o.data === 'string' && typeof o.commitment === 'string';
 }
 
-function replay(
-  buf: Buffer,
-  file: string,
-  logger: Logger,
-  onBlock: (block: SealedBlock) => void,
-): { truncateTo?: number; appendNewline?: boolean } {
+function replay(buf: Buffer, file: string, logger: Logger, onBlock: (block: SealedBlock) => void): { truncateTo?: number; appendNewline?: boolean } {
   let start = 0;
   let lineNo = 0;
   let expected: number | undefined;

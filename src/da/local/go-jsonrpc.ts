@@ -29,9 +29,7 @@ export interface RpcAnswer {
  * default), and a trailing newline, as json.Encoder.Encode writes one.
  */
 export function goJson(value: unknown): string {
-  return (
-    JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`) + '\n'
-  );
+  return JSON.stringify(value).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`) + '\n';
 }
 
 /**

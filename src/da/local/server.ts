@@ -6,7 +6,17 @@ import { formatHostPort, hostPortFlagMove, parseHostPort, type ListenerMove } fr
 import { listen, type Listener } from '../../rpc/listen.js';
 import { BodyTooLargeError, readBody } from '../../rpc/http.js';
 import { sleep } from '../../util/index.js';
-import { CELESTIA_MIN_GAS_PRICE, DaErrorText, DaMethod, missingPermission, type Balance, type SyncState, type TxConfig, type WireBlob, type WireExtendedHeader } from '../types.js';
+import {
+  CELESTIA_MIN_GAS_PRICE,
+  DaErrorText,
+  DaMethod,
+  missingPermission,
+  type Balance,
+  type SyncState,
+  type TxConfig,
+  type WireBlob,
+  type WireExtendedHeader,
+} from '../types.js';
 import { BlockLog, LocalDaError, type SealedBlock, type StoredBlob } from './block-log.js';
 import { applyFaultsPatch, NO_FAULTS, parseFaultsPatch, FaultsError, SUBMIT_FAULT_TEXT, type DaFaults } from './faults.js';
 import { goJsonKind, goUint64, paramError, requestId, rpcError, rpcResult, RpcCode, RpcFailure, type RpcAnswer } from './go-jsonrpc.js';
@@ -41,7 +51,6 @@ export interface LocalDaOptions {
    */
   adminListen?: string;
 }
-
 
 /** One `blob.Submit` the server judged (accepted or failed), for tests. */
 export interface DaSubmission {
@@ -254,8 +263,10 @@ export class LocalDa {
 
   /** Replays the log in `dir`, listens, and starts sealing a block every `blockTimeMs`. */
   static async start(opts: LocalDaOptions): Promise<LocalDa> {
-    if (!Number.isSafeInteger(opts.blockTimeMs) || opts.blockTimeMs <= 0) throw new RangeError(`local DA: blockTimeMs must be a whole number > 0, got ${opts.blockTimeMs}`);
-    if (!Number.isSafeInteger(opts.maxBlobSize) || opts.maxBlobSize <= 0) throw new RangeError(`local DA: maxBlobSize must be a whole number > 0, got ${opts.maxBlobSize}`);
+    if (!Number.isSafeInteger(opts.blockTimeMs) || opts.blockTimeMs <= 0)
+      throw new RangeError(`local DA: blockTimeMs must be a whole number > 0, got ${opts.blockTimeMs}`);
+    if (!Number.isSafeInteger(opts.maxBlobSize) || opts.maxBlobSize <= 0)
+      throw new RangeError(`local DA: maxBlobSize must be a whole number > 0, got ${opts.maxBlobSize}`);
     parseHostPort(opts.listen);
     if (opts.adminListen !== undefined) checkAdminListen(opts.adminListen, opts.authToken);
     const blocks: SealedBlock[] = [];
@@ -265,7 +276,8 @@ export class LocalDa {
     try {
       da.listener = await listen(opts.listen, da.handle, da.move);
       da.port = da.listener.address.port;
-      if (opts.adminListen !== undefined) da.admin = await listen(opts.adminListen, da.handleAdmin, hostPortFlagMove('admin', parseHostPort(opts.adminListen).host));
+      if (opts.adminListen !== undefined)
+        da.admin = await listen(opts.adminListen, da.handleAdmin, hostPortFlagMove('admin', parseHostPort(opts.adminListen).host));
     } catch (err) {
       await da.close();
       throw err;
@@ -478,9 +490,13 @@ export class LocalDa {
       if (!spec) throw new RpcFailure(RpcCode.methodNotFound, `method '${method}' not found`);
       const params = rpc.params ?? [];
       if (!Array.isArray(params)) {
-        throw new RpcFailure(RpcCode.parseError, `unmarshaling param array: json: cannot unmarshal ${goJsonKind(params)} into Go value of type []jsonrpc.param`);
+        throw new RpcFailure(
+          RpcCode.parseError,
+          `unmarshaling param array: json: cannot unmarshal ${goJsonKind(params)} into Go value of type []jsonrpc.param`,
+        );
       }
-      if (params.length !== spec.params) throw new RpcFailure(RpcCode.invalidParams, `wrong param count (method '${method}'): ${params.length} != ${spec.params}`);
+      if (params.length !== spec.params)
+        throw new RpcFailure(RpcCode.invalidParams, `wrong param count (method '${method}'): ${params.length} != ${spec.params}`);
       const call = this.decodeCall(method, params);
       // auth/auth.go, PermissionedProxy: checked when the method is called, after its params decoded.
       if (perms !== 'all') throw methodError(missingPermission(spec.goName, spec.perm));
@@ -552,7 +568,8 @@ export class LocalDa {
       }
       const data = decodeBase64(wb.data, `blob ${i}: data`, invalid);
       if (data.length === 0) throw invalid(`blob ${i}: data is empty`);
-      if (wb.share_version !== undefined && wb.share_version !== 0) throw invalid(`blob ${i}: share_version ${JSON.stringify(wb.share_version)} is not supported, expected 0`);
+      if (wb.share_version !== undefined && wb.share_version !== 0)
+        throw invalid(`blob ${i}: share_version ${JSON.stringify(wb.share_version)} is not supported, expected 0`);
       return { namespace: ns.toString('base64'), data: wb.data as string, commitment: localCommitment(ns, data).toString('base64') };
     });
   }

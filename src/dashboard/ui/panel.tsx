@@ -40,7 +40,9 @@ export function LineKeepingLast({ line, width, colour }: { line: Line; width: nu
 }
 
 export function PanelTitle({ title, level, colour, note }: { title: string; level: Level; colour: boolean; note?: string }) {
-  return <LineText colour={colour} line={[{ text: title, bold: true }, { text: ' ' }, { text: `[${LEVEL_WORD[level]}]`, level }, { text: note ?? '', dim: true }]} />;
+  return (
+    <LineText colour={colour} line={[{ text: title, bold: true }, { text: ' ' }, { text: `[${LEVEL_WORD[level]}]`, level }, { text: note ?? '', dim: true }]} />
+  );
 }
 
 /**

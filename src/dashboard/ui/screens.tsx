@@ -54,7 +54,14 @@ export function HelpScreen({ layout, colour }: { layout: Layout; colour: boolean
         <LineText
           key={i}
           colour={colour}
-          line={[{ text: `  ${key.padEnd(10)}`, bold: true, level: key === 'ok' ? 'ok' : key === 'WARN' ? 'warn' : key === 'FAIL' ? 'fail' : key === 'stale' ? 'stale' : undefined }, { text: what }]}
+          line={[
+            {
+              text: `  ${key.padEnd(10)}`,
+              bold: true,
+              level: key === 'ok' ? 'ok' : key === 'WARN' ? 'warn' : key === 'FAIL' ? 'fail' : key === 'stale' ? 'stale' : undefined,
+            },
+            { text: what },
+          ]}
         />
       ))}
     </Box>
@@ -91,7 +98,10 @@ export function BlockScreen({ load, layout, colour }: { load: BlockLoad; layout:
         [{ text: `txs (${detail.txs})`, bold: true }],
         ...detail.txList.map((tx, i): Line => [{ text: `  ${String(i).padStart(4)}  ${tx}` }]),
       ]
-    : [[{ text: `BLOCK ${load.height}`, bold: true }], load.error ? [{ text: `cannot read it: ${load.error}`, level: 'fail' }] : [{ text: 'reading…', dim: true }]];
+    : [
+        [{ text: `BLOCK ${load.height}`, bold: true }],
+        load.error ? [{ text: `cannot read it: ${load.error}`, level: 'fail' }] : [{ text: 'reading…', dim: true }],
+      ];
   // Exactly the body's rows, the count of what is left out included: a line more pushes the title off the top.
   const room = lines.length > layout.body ? layout.body - 1 : layout.body;
   return (

@@ -40,7 +40,8 @@ function configVerdict(ctx: DoctorContext): Verdict | undefined {
 
 export const configCheck: Check = {
   id: 'config',
-  verifies: 'config/node.yml exists, parses (line and column of a syntax error) and validates (key and expected form), with env and flags over it; genesis.json and the key files read',
+  verifies:
+    'config/node.yml exists, parses (line and column of a syntax error) and validates (key and expected form), with env and flags over it; genesis.json and the key files read',
   async run(ctx) {
     const file = ctx.paths.configFile;
     if (!existsSync(file)) {

@@ -65,7 +65,8 @@ function deferred(ctx: DoctorContext, err: unknown): Verdict | undefined {
     return { status: 'fail', message: `DA endpoint unreachable: ${err.message}`, remedy: DA_REMEDY[err.reason] };
   }
   if (rejectedToken(err)) {
-    if (ctx.selected.has('da-auth')) return { status: 'warn', message: 'not checked: the DA node refuses da.auth_token (missing or wrong)', remedy: 'see da-auth' };
+    if (ctx.selected.has('da-auth'))
+      return { status: 'warn', message: 'not checked: the DA node refuses da.auth_token (missing or wrong)', remedy: 'see da-auth' };
     return { status: 'fail', message: `DA token missing or wrong: ${err.message}`, remedy: DA_REMEDY.unauthorized };
   }
   return undefined;
@@ -103,7 +104,8 @@ export const daHealthCheck: Check = {
       };
     } catch (err) {
       if (unreachable(err)) return { status: 'fail', message: `DA endpoint unreachable: ${err.message}`, remedy: DA_REMEDY[err.reason] };
-      if (rejectedToken(err)) return { status: 'ok', message: `DA node answers at ${address} (JSON-RPC header.NetworkHead wants a valid token: see da-auth; ${rest})` };
+      if (rejectedToken(err))
+        return { status: 'ok', message: `DA node answers at ${address} (JSON-RPC header.NetworkHead wants a valid token: see da-auth; ${rest})` };
       return {
         status: 'fail',
         message: `something answers at ${address}, but not as a DA node: ${rest} and header.NetworkHead failed: ${(err as Error).message}`,
@@ -133,7 +135,8 @@ export const daSyncCheck: Check = {
     let fallback = '';
     try {
       const answer = await restGet(ctx, '/header/sync_state', signal);
-      if (isTokenRefused(answer.status)) throw new DaError(`GET /header/sync_state: HTTP ${answer.status}, the auth token is missing or refused`, 'unauthorized');
+      if (isTokenRefused(answer.status))
+        throw new DaError(`GET /header/sync_state: HTTP ${answer.status}, the auth token is missing or refused`, 'unauthorized');
       if (isOk(answer.status)) {
         via = 'GET /header/sync_state';
         ms = answer.ms;
@@ -185,7 +188,9 @@ export const daAuthCheck: Check = {
       const head = await withClient(ctx, (c) => c.networkHead(signal));
       return {
         status: 'ok',
-        message: hasToken ? `the DA node accepts the token (header.NetworkHead: height ${head})` : `no token configured and the DA node asks for none (header.NetworkHead: height ${head})`,
+        message: hasToken
+          ? `the DA node accepts the token (header.NetworkHead: height ${head})`
+          : `no token configured and the DA node asks for none (header.NetworkHead: height ${head})`,
       };
     } catch (err) {
       if (rejectedToken(err)) {
@@ -276,14 +281,20 @@ const rank = { ok: 0, warn: 1, fail: 2 } as const;
 
 export const daBalanceCheck: Check = {
   id: 'da-balance',
-  verifies: 'the DA account has funds (state.Balance: zero → fail, low → warn), and the node log (--log, or log.file) has no "DA layer submission failed" with codespace sdk code 19',
+  verifies:
+    'the DA account has funds (state.Balance: zero → fail, low → warn), and the node log (--log, or log.file) has no "DA layer submission failed" with codespace sdk code 19',
   async run(ctx) {
     const [balance, log] = await Promise.all([
       withClient(ctx, (c) => c.balance()).then(
         (b): Verdict => {
           const amount = /^\d+$/.test(b.amount) ? BigInt(b.amount) : undefined;
           if (amount === undefined) return { status: 'warn', message: `state.Balance answered an amount that is not a number: ${JSON.stringify(b.amount)}` };
-          if (amount === 0n) return { status: 'fail', message: `the DA account has no funds (0 ${b.denom})`, remedy: `fund the account (the DA node's account pays for every submission)` };
+          if (amount === 0n)
+            return {
+              status: 'fail',
+              message: `the DA account has no funds (0 ${b.denom})`,
+              remedy: `fund the account (the DA node's account pays for every submission)`,
+            };
           if (b.denom === 'utia' && amount < LOW_UTIA) {
             return { status: 'warn', message: `the DA account is low: ${b.amount} ${b.denom}`, remedy: 'fund the account before submissions start failing' };
           }

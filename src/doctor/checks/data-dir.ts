@@ -75,7 +75,8 @@ function exposedToken(paths: HomePaths): Verdict | undefined {
 
 export const dataDirCheck: Check = {
   id: 'data-dir',
-  verifies: 'data/ exists, is a directory owned by and writable for this user (data/store and data/cache too); the key files config/signer.json and config/node_key.json are 0600; a node.yml holding da.auth_token is not readable by group or others',
+  verifies:
+    'data/ exists, is a directory owned by and writable for this user (data/store and data/cache too); the key files config/signer.json and config/node_key.json are 0600; a node.yml holding da.auth_token is not readable by group or others',
   async run(ctx) {
     const { paths } = ctx;
     const problem = dirProblem(paths.dataDir, true) ?? dirProblem(paths.storeDir, false) ?? dirProblem(paths.cacheDir, false);

@@ -31,7 +31,9 @@ export async function engineBlockNumber(url: string, secret: Uint8Array, timeout
       ok: false,
       verdict: {
         status: 'fail',
-        message: timedOut ? `Engine API at ${url} did not answer within ${formatDuration(timeoutMs)}` : `Engine API unreachable at ${url}: ${e.code ?? e.message}`,
+        message: timedOut
+          ? `Engine API at ${url} did not answer within ${formatDuration(timeoutMs)}`
+          : `Engine API unreachable at ${url}: ${e.code ?? e.message}`,
         remedy: `start the execution client with its Engine API on ${url}, or point execution.engine_url (--node.execution.engine_url) at it`,
       },
     };
@@ -51,12 +53,23 @@ export async function engineBlockNumber(url: string, secret: Uint8Array, timeout
   try {
     rpc = JSON.parse(text) as typeof rpc;
   } catch {
-    return { ok: false, verdict: { status: 'fail', message: `Engine API at ${url} answered HTTP ${status}, not JSON-RPC: ${text.slice(0, 120)}`, remedy: 'check that execution.engine_url is the Engine API port (8551 by default)' } };
+    return {
+      ok: false,
+      verdict: {
+        status: 'fail',
+        message: `Engine API at ${url} answered HTTP ${status}, not JSON-RPC: ${text.slice(0, 120)}`,
+        remedy: 'check that execution.engine_url is the Engine API port (8551 by default)',
+      },
+    };
   }
   if (typeof rpc.result !== 'string' || !/^0x[0-9a-f]+$/i.test(rpc.result)) {
     return {
       ok: false,
-      verdict: { status: 'fail', message: `eth_blockNumber on ${url} failed: ${rpc.error?.message ?? text.slice(0, 120)}`, remedy: "check the execution client's logs" },
+      verdict: {
+        status: 'fail',
+        message: `eth_blockNumber on ${url} failed: ${rpc.error?.message ?? text.slice(0, 120)}`,
+        remedy: "check the execution client's logs",
+      },
     };
   }
   return { ok: true, height: Number(BigInt(rpc.result)) };
@@ -74,7 +87,8 @@ async function nodeHeight(ctx: DoctorContext): Promise<number | undefined> {
 
 export const engineCheck: Check = {
   id: 'engine',
-  verifies: 'for execution.type evm: jwt.hex holds 32 bytes of hex, and eth_blockNumber on execution.engine_url answers with a fresh JWT; its height beside the node\'s',
+  verifies:
+    "for execution.type evm: jwt.hex holds 32 bytes of hex, and eth_blockNumber on execution.engine_url answers with a fresh JWT; its height beside the node's",
   async run(ctx, signal) {
     const { execution } = ctx.config;
     if (execution.type !== 'evm') return { status: 'ok', message: `execution.type is ${execution.type}: no Engine API to check` };

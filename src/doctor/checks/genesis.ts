@@ -7,7 +7,9 @@ import type { Check, Verdict } from '../types.js';
 const GENESIS_FIELDS = ['chain_id', 'initial_height', 'start_time', 'proposer_address', 'da_start_height', 'app_state'] as const;
 
 function differingFields(a: Record<string, unknown>, b: Record<string, unknown>): string[] {
-  return GENESIS_FIELDS.filter((f) => JSON.stringify(a[f]) !== JSON.stringify(b[f])).map((f) => `${f} ${JSON.stringify(a[f])} in the file, ${JSON.stringify(b[f])} in the running node`);
+  return GENESIS_FIELDS.filter((f) => JSON.stringify(a[f]) !== JSON.stringify(b[f])).map(
+    (f) => `${f} ${JSON.stringify(a[f])} in the file, ${JSON.stringify(b[f])} in the running node`,
+  );
 }
 
 export const genesisCheck: Check = {
@@ -17,7 +19,10 @@ export const genesisCheck: Check = {
   async run(ctx): Promise<Verdict> {
     const file = ctx.paths.genesisFile;
     if (ctx.node.state !== 'running') {
-      return { status: 'ok', message: `not compared: this home's node is not running, so it has heard no chain to compare ${file} with (the node check says how to start it)` };
+      return {
+        status: 'ok',
+        message: `not compared: this home's node is not running, so it has heard no chain to compare ${file} with (the node check says how to start it)`,
+      };
     }
     const client = new NodeClient(ctx.config.rpc.address, ctx.config.rpc.status_address, ctx.timeoutMs);
     let served: Record<string, unknown>;

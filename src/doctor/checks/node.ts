@@ -13,7 +13,11 @@ function notRunning(ctx: DoctorContext): Verdict {
         remedy: start,
       };
     case 'invalid':
-      return { status: 'warn', message: `this home's node is not running: ${ctx.node.pidFile} holds no pid (${JSON.stringify(ctx.node.content)})`, remedy: start };
+      return {
+        status: 'warn',
+        message: `this home's node is not running: ${ctx.node.pidFile} holds no pid (${JSON.stringify(ctx.node.content)})`,
+        remedy: start,
+      };
     default:
       return { status: 'warn', message: `this home's node is not running (no ${ctx.paths.pidFile})`, remedy: start };
   }
@@ -36,7 +40,8 @@ function readyRemedy(reason: string): string {
 
 export const nodeCheck: Check = {
   id: 'node',
-  verifies: "if this home's node runs (data/node.pid): /health/live, /health/ready and /status answer; while catching_up, samples the height twice and warns when it rises slower than the chain",
+  verifies:
+    "if this home's node runs (data/node.pid): /health/live, /health/ready and /status answer; while catching_up, samples the height twice and warns when it rises slower than the chain",
   async run(ctx) {
     if (ctx.node.state !== 'running') return notRunning(ctx);
     const deadline = Date.now() + ctx.timeoutMs;
@@ -58,7 +63,8 @@ export const nodeCheck: Check = {
     const height = Number(status.sync_info.latest_block_height);
     const seen = `pid ${pid}, height ${height}`;
     if (!live.ok) return { status: 'fail', message: `not live (${seen}): ${live.text}`, remedy: "check the node's log; restart it if it does not recover" };
-    if (!ready.ok) return { status: CENSORED.test(ready.text) ? 'fail' : 'warn', message: `live but not ready (${seen}): ${ready.text}`, remedy: readyRemedy(ready.text) };
+    if (!ready.ok)
+      return { status: CENSORED.test(ready.text) ? 'fail' : 'warn', message: `live but not ready (${seen}): ${ready.text}`, remedy: readyRemedy(ready.text) };
     if (!status.sync_info.catching_up) return { status: 'ok', message: `live, ready, not catching up (${seen})` };
     // Catching up: does it gain on the chain? Sample the height again, within the bound.
     const blockTime = ctx.config.node.block_time;

@@ -2,7 +2,6 @@ import { connect } from 'node:net';
 import { PEER_ADDRESS_FORMAT, PeerAddressError, formatDuration, parsePeerAddress, parsePeerList, type PeerAddress } from '../../config/index.js';
 import type { Check, Verdict } from '../types.js';
 
-
 /** TCP connect to host:port within the bound; resolves with the error code, or undefined when it connected. */
 function tcpReach(host: string, port: number, timeoutMs: number, signal: AbortSignal): Promise<string | undefined> {
   return new Promise((resolve) => {
@@ -23,7 +22,8 @@ function tcpReach(host: string, port: number, timeoutMs: number, signal: AbortSi
 
 export const peersCheck: Check = {
   id: 'peers',
-  verifies: 'each p2p.peers entry is a full /ip4/<ip>/tcp/<port>/p2p/<peer_id> address (a bare peer id fails) and its TCP port answers; none configured → DA-only mode',
+  verifies:
+    'each p2p.peers entry is a full /ip4/<ip>/tcp/<port>/p2p/<peer_id> address (a bare peer id fails) and its TCP port answers; none configured → DA-only mode',
   async run(ctx, signal) {
     const raw = ctx.raw.get('p2p.peers');
     const text = raw ? String(raw.value) : ctx.config.p2p.peers;

@@ -66,7 +66,8 @@ async function checkPort(ctx: DoctorContext, np: NodePort): Promise<Verdict & { 
 
 export const portsCheck: Check = {
   id: 'ports',
-  verifies: 'the ports the node listens on (rpc.address 7331, rpc.status_address 26657, p2p.listen_address 7676 as configured; the built-in DA and metrics when on) are free or held by this home\'s running node',
+  verifies:
+    "the ports the node listens on (rpc.address 7331, rpc.status_address 26657, p2p.listen_address 7676 as configured; the built-in DA and metrics when on) are free or held by this home's running node",
   async run(ctx) {
     const results = await Promise.all(nodePorts(ctx).map((np) => checkPort(ctx, np)));
     const failed = results.filter((r) => r.status === 'fail');

@@ -305,15 +305,18 @@ export class AbciConnection {
     const oldest = this.pending.oldest;
     if (!oldest || oldest.deadline === 0) return;
     const socket = this.socket!;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      if (socket !== this.socket) return;
-      const late = this.pending.oldest;
-      if (!late || late.deadline === 0) return;
-      if (late.deadline > Date.now()) return this.armTimer();
-      const seconds = this.opts.callTimeoutMs / 1000;
-      this.fail(socket, new AbciProtocolError(`${this.what} did not answer ${methodName(late.method)} within ${seconds}s; is the app stuck?`));
-    }, Math.max(0, oldest.deadline - Date.now()));
+    this.timer = setTimeout(
+      () => {
+        this.timer = null;
+        if (socket !== this.socket) return;
+        const late = this.pending.oldest;
+        if (!late || late.deadline === 0) return;
+        if (late.deadline > Date.now()) return this.armTimer();
+        const seconds = this.opts.callTimeoutMs / 1000;
+        this.fail(socket, new AbciProtocolError(`${this.what} did not answer ${methodName(late.method)} within ${seconds}s; is the app stuck?`));
+      },
+      Math.max(0, oldest.deadline - Date.now()),
+    );
   }
 
   /** Ends the socket and fails every call on it with `err` (once: later errors of the same socket are ignored). */

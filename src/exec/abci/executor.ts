@@ -142,7 +142,10 @@ export class AbciExecutor implements Executor {
           return { stateRoot: result.appHash, storeOps: [finalizeBlockResponseOp(height, result)] };
         } catch (err) {
           if (!(err instanceof AbciUnavailableError) || this.signal?.aborted) throw err;
-          this.opts.logger.warn({ height: Number(height), reason: err.message }, `lost the ABCI app at block ${height}; waiting for it, then replaying what it missed`);
+          this.opts.logger.warn(
+            { height: Number(height), reason: err.message },
+            `lost the ABCI app at block ${height}; waiting for it, then replaying what it missed`,
+          );
           this.committing = Promise.resolve();
           this.syncedGeneration = -1;
         }
@@ -254,12 +257,19 @@ export class AbciExecutor implements Executor {
     } else {
       const expected = await this.stateRootAfter(appHeight, nodeHeight, nodeAppHash);
       if (!hashesEqual(info.lastBlockAppHash, expected)) {
-        throw new OutOfSyncError(nodeHeight, appHeight, `the app's hash at height ${appHeight} is ${toHex(info.lastBlockAppHash)} but the node's is ${toHex(expected)}`);
+        throw new OutOfSyncError(
+          nodeHeight,
+          appHeight,
+          `the app's hash at height ${appHeight} is ${toHex(info.lastBlockAppHash)} but the node's is ${toHex(expected)}`,
+        );
       }
     }
     const from = appHeight === 0n ? genesis.initialHeight : appHeight + 1n;
     if (from <= nodeHeight) {
-      logger.info({ appHeight: Number(appHeight), nodeHeight: Number(nodeHeight), blocks: Number(nodeHeight - from + 1n) }, 'replaying stored blocks into the ABCI app');
+      logger.info(
+        { appHeight: Number(appHeight), nodeHeight: Number(nodeHeight), blocks: Number(nodeHeight - from + 1n) },
+        'replaying stored blocks into the ABCI app',
+      );
     }
     for (let height = from; height <= nodeHeight; height++) {
       const block = decodeStoredBlock((await this.opts.store.getBlock(height))!);
@@ -267,7 +277,11 @@ export class AbciExecutor implements Executor {
       const result = await this.consensus.call('finalizeBlock', this.finalizeRequest(block.data!.txs, height, header.time), { generation });
       const expected = await this.stateRootAfter(height, nodeHeight, nodeAppHash);
       if (!hashesEqual(result.appHash, expected)) {
-        throw new OutOfSyncError(nodeHeight, height - 1n, `replaying block ${height} gave app hash ${toHex(result.appHash)} but the node's is ${toHex(expected)}`);
+        throw new OutOfSyncError(
+          nodeHeight,
+          height - 1n,
+          `replaying block ${height} gave app hash ${toHex(result.appHash)} but the node's is ${toHex(expected)}`,
+        );
       }
       await this.consensus.call('commit', {}, { generation });
       this.appHeight = height;

@@ -89,10 +89,15 @@ export class KvStoreApp implements AbciApplication {
     this.genesisWrites = new Map();
     if (request.appStateBytes.length > 0) {
       const state: unknown = JSON.parse(Buffer.from(request.appStateBytes).toString('utf8'));
-      if (typeof state !== 'object' || state === null || Array.isArray(state)) throw new Error('InitChain: app_state must be a JSON object of key: "value" entries');
+      if (typeof state !== 'object' || state === null || Array.isArray(state))
+        throw new Error('InitChain: app_state must be a JSON object of key: "value" entries');
       for (const [k, v] of Object.entries(state)) this.genesisWrites.set(Buffer.from(k).toString('latin1'), Buffer.from(String(v)));
     }
-    this.genesisHash = hash('sha256', Buffer.concat([Buffer.from('kvstore genesis\0'), Buffer.from(request.chainId), Buffer.from([0]), request.appStateBytes]), 'buffer');
+    this.genesisHash = hash(
+      'sha256',
+      Buffer.concat([Buffer.from('kvstore genesis\0'), Buffer.from(request.chainId), Buffer.from([0]), request.appStateBytes]),
+      'buffer',
+    );
     this.finalized = null;
     return { appHash: this.genesisHash };
   }
@@ -106,7 +111,9 @@ export class KvStoreApp implements AbciApplication {
     const expected = this.height === 0n ? this.initialHeight : this.height + 1n;
     if (request.height !== expected) throw new Error(`FinalizeBlock at height ${request.height}, expected ${expected}`);
     const writes = new Map(this.height === 0n ? this.genesisWrites : []);
-    const hasher = createHash('sha256').update(this.height === 0n ? this.genesisHash : this.appHash).update(u64(request.height));
+    const hasher = createHash('sha256')
+      .update(this.height === 0n ? this.genesisHash : this.appHash)
+      .update(u64(request.height));
     const len = Buffer.alloc(4);
     const txResults = request.txs.map((tx) => {
       const kv = parseTx(tx);
@@ -145,7 +152,12 @@ export class KvStoreApp implements AbciApplication {
 
   query(request: RequestOf<'query'>): DeepPartial<ResponseOf<'query'>> {
     if (request.path !== '' && request.path !== '/store' && request.path !== '/key') {
-      return { code: CODE_UNKNOWN_PATH, codespace: CODESPACE, log: `unknown query path ${JSON.stringify(request.path)}; use /store with the key as data`, height: this.height };
+      return {
+        code: CODE_UNKNOWN_PATH,
+        codespace: CODESPACE,
+        log: `unknown query path ${JSON.stringify(request.path)}; use /store with the key as data`,
+        height: this.height,
+      };
     }
     const value = this.entries.get(Buffer.from(request.data).toString('latin1'));
     return { key: request.data, value: value ?? new Uint8Array(0), log: value ? 'exists' : 'does not exist', height: this.height };

@@ -18,12 +18,41 @@ export const methodName = (method: ResponseMethod): string => method[0]!.toUpper
 
 /** The oneof field numbers of tendermint/abci/types.proto (CometBFT 0.38): Request.check_tx = 8, Response.check_tx = 9, … */
 const REQUEST_FIELDS: Record<Method, number> = {
-  echo: 1, flush: 2, info: 3, initChain: 5, query: 6, checkTx: 8, commit: 11, listSnapshots: 12, offerSnapshot: 13,
-  loadSnapshotChunk: 14, applySnapshotChunk: 15, prepareProposal: 16, processProposal: 17, extendVote: 18, verifyVoteExtension: 19, finalizeBlock: 20,
+  echo: 1,
+  flush: 2,
+  info: 3,
+  initChain: 5,
+  query: 6,
+  checkTx: 8,
+  commit: 11,
+  listSnapshots: 12,
+  offerSnapshot: 13,
+  loadSnapshotChunk: 14,
+  applySnapshotChunk: 15,
+  prepareProposal: 16,
+  processProposal: 17,
+  extendVote: 18,
+  verifyVoteExtension: 19,
+  finalizeBlock: 20,
 };
 const RESPONSE_FIELDS: Record<ResponseMethod, number> = {
-  exception: 1, echo: 2, flush: 3, info: 4, initChain: 6, query: 7, checkTx: 9, commit: 12, listSnapshots: 13, offerSnapshot: 14,
-  loadSnapshotChunk: 15, applySnapshotChunk: 16, prepareProposal: 17, processProposal: 18, extendVote: 19, verifyVoteExtension: 20, finalizeBlock: 21,
+  exception: 1,
+  echo: 2,
+  flush: 3,
+  info: 4,
+  initChain: 6,
+  query: 7,
+  checkTx: 9,
+  commit: 12,
+  listSnapshots: 13,
+  offerSnapshot: 14,
+  loadSnapshotChunk: 15,
+  applySnapshotChunk: 16,
+  prepareProposal: 17,
+  processProposal: 18,
+  extendVote: 19,
+  verifyVoteExtension: 20,
+  finalizeBlock: 21,
 };
 
 interface Codec {
@@ -34,7 +63,7 @@ interface Codec {
 
 /** Each oneof field's message codec (RequestCheckTx, ResponseCheckTx, …) and its length-delimited tag, by method and by field number. */
 function table<M extends string>(kind: 'Request' | 'Response', fields: Record<M, number>) {
-  const codecs = (abci as unknown as Record<string, Codec>);
+  const codecs = abci as unknown as Record<string, Codec>;
   const byMethod = new Map<M, { codec: Codec; tag: number }>();
   const byField = new Map<number, { method: M; codec: Codec }>();
   for (const [method, field] of Object.entries(fields) as Array<[M, number]>) {
@@ -52,7 +81,8 @@ const RESPONSES = table('Response', RESPONSE_FIELDS);
 const varintLength = (n: number) => (n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x200000 ? 3 : n < 0x10000000 ? 4 : 5);
 const utf8 = (s: unknown): s is string => typeof s === 'string';
 /** A DeepPartial field left at its proto3 default: absent, or the default itself. */
-const unset = (v: unknown) => v === undefined || v === null || v === 0 || v === 0n || v === '' || ((v instanceof Uint8Array || Array.isArray(v)) && v.length === 0);
+const unset = (v: unknown) =>
+  v === undefined || v === null || v === 0 || v === 0n || v === '' || ((v instanceof Uint8Array || Array.isArray(v)) && v.length === 0);
 
 /** cosmjs-types' writer's bytes, in a Buffer of their size (its own finish() takes an 8 KiB slab for every small message). */
 function finish(writer: BinaryWriter): Buffer {
@@ -155,13 +185,22 @@ export class FrameBatch {
       const l = log ?? '';
       const cs = codespace ?? '';
       if (
-        typeof c === 'number' && Number.isInteger(c) && c >= 0 && c <= 0xffffffff && utf8(l) && utf8(cs) &&
-        unset(data) && unset(info) && unset(gasWanted) && unset(gasUsed) && unset(events) && Object.keys(rest).length === 0
+        typeof c === 'number' &&
+        Number.isInteger(c) &&
+        c >= 0 &&
+        c <= 0xffffffff &&
+        utf8(l) &&
+        utf8(cs) &&
+        unset(data) &&
+        unset(info) &&
+        unset(gasWanted) &&
+        unset(gasUsed) &&
+        unset(events) &&
+        Object.keys(rest).length === 0
       ) {
         const logBytes = l ? Buffer.byteLength(l) : 0;
         const spaceBytes = cs ? Buffer.byteLength(cs) : 0;
-        const inner =
-          (c ? 1 + varintLength(c) : 0) + (l ? 1 + varintLength(logBytes) + logBytes : 0) + (cs ? 1 + varintLength(spaceBytes) + spaceBytes : 0);
+        const inner = (c ? 1 + varintLength(c) : 0) + (l ? 1 + varintLength(logBytes) + logBytes : 0) + (cs ? 1 + varintLength(spaceBytes) + spaceBytes : 0);
         this.open((RESPONSE_FIELDS.checkTx << 3) | 2, inner);
         if (c) {
           this.buf[this.len++] = (1 << 3) | 0;

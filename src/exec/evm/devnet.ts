@@ -59,8 +59,17 @@ export function evmGenesis(devAddress: string, now: Date): object {
   return {
     config: {
       chainId: EVM_DEVNET_CHAIN_ID,
-      homesteadBlock: 0, eip150Block: 0, eip155Block: 0, eip158Block: 0, byzantiumBlock: 0, constantinopleBlock: 0, // prettier-ignore
-      petersburgBlock: 0, istanbulBlock: 0, berlinBlock: 0, londonBlock: 0, mergeNetsplitBlock: 0, // prettier-ignore
+      homesteadBlock: 0,
+      eip150Block: 0,
+      eip155Block: 0,
+      eip158Block: 0,
+      byzantiumBlock: 0,
+      constantinopleBlock: 0, // prettier-ignore
+      petersburgBlock: 0,
+      istanbulBlock: 0,
+      berlinBlock: 0,
+      londonBlock: 0,
+      mergeNetsplitBlock: 0, // prettier-ignore
       terminalTotalDifficulty: 0,
       terminalTotalDifficultyPassed: true,
       shanghaiTime: 0,

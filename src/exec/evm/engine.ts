@@ -14,7 +14,10 @@ export class EngineError extends Error {
 
 /** Nothing answered (refused, reset, timed out): the execution client may be starting or restarting. */
 export class EngineUnreachableError extends EngineError {
-  constructor(readonly url: string, readonly reason: string) {
+  constructor(
+    readonly url: string,
+    readonly reason: string,
+  ) {
     super(`execution client unreachable at ${url}: ${reason}`, 'ENGINE_UNREACHABLE');
   }
 }
@@ -37,7 +40,18 @@ export interface EngineClientOptions {
   timeoutMs: number;
 }
 
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ENOTFOUND', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CLOSED']);
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'UND_ERR_CLOSED',
+]);
 
 /** JSON-RPC 2.0 over HTTP to an execution client's Engine API, each call with a fresh HS256 JWT (`iat` now). */
 export class EngineClient {
@@ -84,7 +98,10 @@ export class EngineClient {
     try {
       answer = JSON.parse(text) as typeof answer;
     } catch {
-      throw new EngineError(`${method} on ${url} answered HTTP ${status}, not JSON-RPC: ${text.slice(0, 120)}; is execution.engine_url the Engine API port?`, 'ENGINE_BAD_ANSWER');
+      throw new EngineError(
+        `${method} on ${url} answered HTTP ${status}, not JSON-RPC: ${text.slice(0, 120)}; is execution.engine_url the Engine API port?`,
+        'ENGINE_BAD_ANSWER',
+      );
     }
     if (answer.error) throw new EngineRpcError(method, answer.error.code ?? 0, answer.error.message ?? JSON.stringify(answer.error));
     if (!('result' in answer)) throw new EngineError(`${method} on ${url} answered without a result: ${text.slice(0, 120)}`, 'ENGINE_BAD_ANSWER');

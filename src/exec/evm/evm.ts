@@ -147,7 +147,7 @@ export class EvmExecutor implements Executor {
   }
 
   async initChain(): Promise<Uint8Array> {
-    const genesis = await this.retrying('read the execution client\'s genesis block', () => this.blockByNumber(0n));
+    const genesis = await this.retrying("read the execution client's genesis block", () => this.blockByNumber(0n));
     if (!genesis) throw new EngineError(`the execution client at ${this.opts.engine.url} has no genesis block`, 'ENGINE_BAD_ANSWER');
     this.genesisHash = genesis.hash;
     this.finalizedHash = genesis.hash;
@@ -258,7 +258,7 @@ export class EvmExecutor implements Executor {
       const atNode = await this.requireBlock(want);
       // One block ahead on the same chain: the node stopped after the EL took a block and before committing it.
       if (elHeight !== want + 1n || atNode.stateRoot !== nodeRoot) throw outOfSync('the execution client is ahead');
-      logger.warn({ height: Number(nodeHeight) }, 'execution client holds one block the node never committed; setting its head back to the node\'s');
+      logger.warn({ height: Number(nodeHeight) }, "execution client holds one block the node never committed; setting its head back to the node's");
       await this.forkchoice(atNode.hash);
       this.head = atNode;
       this.session.synced();
@@ -338,7 +338,8 @@ export class EvmExecutor implements Executor {
       }
       throw err;
     }
-    if (!payloadId) throw new EngineError(`the execution client at ${this.opts.engine.url} did not start building a block on ${parent.hash}`, 'ENGINE_BAD_ANSWER');
+    if (!payloadId)
+      throw new EngineError(`the execution client at ${this.opts.engine.url} did not start building a block on ${parent.hash}`, 'ENGINE_BAD_ANSWER');
     const { executionPayload } = await this.opts.engine.call<{ executionPayload: ExecutionPayload }>('engine_getPayloadV3', [payloadId]);
     if (txs && executionPayload.transactions.length !== txs.length) {
       throw new ExtensionUnsupportedError(
@@ -350,7 +351,10 @@ export class EvmExecutor implements Executor {
 
   /** newPayload, then forkchoice to it; the payload becomes the head. */
   private async commitPayload(payload: ExecutionPayload, height: bigint): Promise<void> {
-    const status = settled(await this.opts.engine.call<PayloadStatus>('engine_newPayloadV3', [payload, [], ZERO_HASH]), `engine_newPayloadV3 for block ${height}`);
+    const status = settled(
+      await this.opts.engine.call<PayloadStatus>('engine_newPayloadV3', [payload, [], ZERO_HASH]),
+      `engine_newPayloadV3 for block ${height}`,
+    );
     if (status.status !== 'VALID') throw invalid(status, height);
     await this.forkchoice(payload.blockHash);
     this.head = payloadBlock(payload);
@@ -390,5 +394,7 @@ function settled(status: PayloadStatus, what: string): PayloadStatus {
 
 function invalid(status: PayloadStatus, height?: bigint): InvalidPayloadError {
   const which = height === undefined ? 'the forkchoice update' : `block ${height}`;
-  return new InvalidPayloadError(`the execution client judged ${which} ${status.status}: ${status.validationError ?? 'no reason given'} (latest valid hash ${status.latestValidHash ?? 'none'})`);
+  return new InvalidPayloadError(
+    `the execution client judged ${which} ${status.status}: ${status.validationError ?? 'no reason given'} (latest valid hash ${status.latestValidHash ?? 'none'})`,
+  );
 }

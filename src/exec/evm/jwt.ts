@@ -31,5 +31,8 @@ export function readJwtSecret(file: string): Uint8Array {
 
 /** A fresh HS256 token for the Engine API: `iat` now, as execution clients require (within ±60 s). */
 export function engineJwt(secret: Uint8Array, now = new Date()): Promise<string> {
-  return new SignJWT({}).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setIssuedAt(Math.floor(now.getTime() / 1000)).sign(secret);
+  return new SignJWT({})
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setIssuedAt(Math.floor(now.getTime() / 1000))
+    .sign(secret);
 }

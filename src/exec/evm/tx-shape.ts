@@ -17,7 +17,7 @@ export function isEthereumTx(tx: Uint8Array): boolean {
 function rlpListLength(b: Uint8Array, at: number): number {
   const item = rlpItem(b, at);
   if (!item || !item.list) return -1;
-  for (let p = item.payload; p < item.end; ) {
+  for (let p = item.payload; p < item.end;) {
     const inner = rlpItem(b, p);
     if (!inner || inner.end > item.end) return -1;
     if (inner.list && rlpListLength(b, p) < 0) return -1;

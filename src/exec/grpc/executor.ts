@@ -171,7 +171,10 @@ export class GrpcExecutor implements Executor {
   async filterTxs(txs: Uint8Array[], maxBytes: number, maxGas: number | bigint, hasForceIncludedTransaction: boolean): Promise<Status[]> {
     const statuses = await this.retrying('filter txs', async () => {
       const answer = await this.call('FilterTxs', (o) =>
-        this.client.filterTxs({ txBatch: encodeTxBatch(txs), maxBytes: BigInt(Number.isFinite(maxBytes) ? maxBytes : 0), maxGas: BigInt(maxGas), hasForceIncludedTransaction }, o),
+        this.client.filterTxs(
+          { txBatch: encodeTxBatch(txs), maxBytes: BigInt(Number.isFinite(maxBytes) ? maxBytes : 0), maxGas: BigInt(maxGas), hasForceIncludedTransaction },
+          o,
+        ),
       );
       return answer.statuses;
     });

@@ -63,7 +63,7 @@ function requestDigest(prevStateRoot: Uint8Array, txs: Uint8Array[]): Buffer {
 
 const sameBytes = (a: Uint8Array, b: Uint8Array) => Buffer.compare(a, b) === 0;
 
-const DELETE_DATA = 'stop `noded exec serve` and delete its data directory (and its app\'s), then start it again: the node replays its blocks into it';
+const DELETE_DATA = "stop `noded exec serve` and delete its data directory (and its app's), then start it again: the node replays its blocks into it";
 
 const MEMPOOL_LIMITS = { maxTxs: 100_000, maxTxBytes: 1024 * 1024, retryAfterSeconds: 1 };
 
@@ -149,7 +149,11 @@ export class LedgerMachine implements ServedMachine {
       },
       init: async (genesisTime, initialHeight, chainId) => {
         const info = await unavailable(client.info(client.consensus));
-        if (info.lastBlockHeight > 0n) throw new ConnectError(`the ABCI app at ${address} has committed blocks already but this executor holds no genesis; ${DELETE_DATA}`, Code.FailedPrecondition);
+        if (info.lastBlockHeight > 0n)
+          throw new ConnectError(
+            `the ABCI app at ${address} has committed blocks already but this executor holds no genesis; ${DELETE_DATA}`,
+            Code.FailedPrecondition,
+          );
         root = (await unavailable(client.consensus.call('initChain', { time: timestampOf(genesisTime), chainId, initialHeight }))).appHash;
         initialised = true;
         return root;
@@ -233,14 +237,20 @@ export class LedgerMachine implements ServedMachine {
       if (height <= current) {
         const kept = await this.store.getRaw(heightKey(Bucket.execLedger, height));
         if (kept && sameBytes(kept.subarray(0, 32), digest)) return kept.subarray(32);
-        throw new ConnectError(`this executor executed another block ${height} (other txs or another state before it); ${DELETE_DATA}`, Code.FailedPrecondition);
+        throw new ConnectError(
+          `this executor executed another block ${height} (other txs or another state before it); ${DELETE_DATA}`,
+          Code.FailedPrecondition,
+        );
       }
       if (height > current + 1n) {
         throw new ConnectError(`this executor is at height ${current}; block ${height} needs block ${current + 1n} first`, Code.OutOfRange);
       }
       const root = at.height === 0n ? Buffer.from(this.genesis.stateRoot, 'hex') : at.root;
       if (!sameBytes(prevStateRoot, root)) {
-        throw new ConnectError(`block ${height} builds on state root ${toHex(prevStateRoot)} but this executor's is ${toHex(root)}; ${DELETE_DATA}`, Code.FailedPrecondition);
+        throw new ConnectError(
+          `block ${height} builds on state root ${toHex(prevStateRoot)} but this executor's is ${toHex(root)}; ${DELETE_DATA}`,
+          Code.FailedPrecondition,
+        );
       }
       const result = await this.core.apply(txs, height, time);
       await this.store.writeBatch([

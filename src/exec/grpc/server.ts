@@ -91,7 +91,8 @@ export interface ExecutorServerOptions {
   logger: Logger;
 }
 
-const text = (res: ServerResponse, status: number, body: string): void => void res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' }).end(`${body}\n`);
+const text = (res: ServerResponse, status: number, body: string): void =>
+  void res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' }).end(`${body}\n`);
 
 /**
  * `noded exec serve`: a machine as node.v1.ExecutorService over Connect, gRPC

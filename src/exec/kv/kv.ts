@@ -40,8 +40,7 @@ class Sum256 {
     let carry = 0;
     for (let i = 7; i >= 0; i--) {
       const at = 4 * i;
-      const word =
-        ((digest.charCodeAt(at) << 24) | (digest.charCodeAt(at + 1) << 16) | (digest.charCodeAt(at + 2) << 8) | digest.charCodeAt(at + 3)) >>> 0;
+      const word = ((digest.charCodeAt(at) << 24) | (digest.charCodeAt(at + 1) << 16) | (digest.charCodeAt(at + 2) << 8) | digest.charCodeAt(at + 3)) >>> 0;
       const v = this.limbs[i]! + sign * word + carry;
       this.limbs[i] = v; // stored mod 2^32
       carry = Math.floor(v / TWO_POW_32); // -1, 0 or 1

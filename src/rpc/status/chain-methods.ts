@@ -47,7 +47,8 @@ async function proposer(view: ChainView) {
     const latest = await view.blockAt(view.latest());
     key = latest ? signerPublicKey(latest.block.header!.signer!.pubKey) : null;
   }
-  if (!key) throw internalError("a full node learns the proposer's public key from a block's signer, and this one has no block yet; ask again after its first block");
+  if (!key)
+    throw internalError("a full node learns the proposer's public key from a block's signer, and this one has no block yet; ask again after its first block");
   return { address: hex(b.genesis.proposerAddress), pub_key: { type: 'tendermint/PubKeyEd25519', value: b64(key) } };
 }
 
@@ -58,7 +59,11 @@ function consensusParamsJson(p: Partial<Pick<ConsensusParams, 'block' | 'evidenc
   return {
     block: p.block ? { max_bytes: p.block.maxBytes.toString(), max_gas: p.block.maxGas.toString() } : null,
     evidence: p.evidence
-      ? { max_age_num_blocks: p.evidence.maxAgeNumBlocks.toString(), max_age_duration: durationNanos(p.evidence.maxAgeDuration), max_bytes: p.evidence.maxBytes.toString() }
+      ? {
+          max_age_num_blocks: p.evidence.maxAgeNumBlocks.toString(),
+          max_age_duration: durationNanos(p.evidence.maxAgeDuration),
+          max_bytes: p.evidence.maxBytes.toString(),
+        }
       : null,
     validator: p.validator ? { pub_key_types: p.validator.pubKeyTypes } : null,
     version: p.version ? { app: p.version.app.toString() } : null,
@@ -68,7 +73,12 @@ function consensusParamsJson(p: Partial<Pick<ConsensusParams, 'block' | 'evidenc
 
 /** A ValidatorUpdate as CometBFT writes the protobuf type: the key as its `Sum` oneof, which CosmJS reads. */
 const validatorUpdateJson = (u: ValidatorUpdate) => ({
-  pub_key: { Sum: { type: u.pubKey.ed25519 ? 'tendermint.crypto.PublicKey_Ed25519' : 'tendermint.crypto.PublicKey_Secp256K1', value: u.pubKey.ed25519 ? { ed25519: b64(u.pubKey.ed25519) } : { secp256k1: b64(u.pubKey.secp256k1 ?? new Uint8Array(0)) } } },
+  pub_key: {
+    Sum: {
+      type: u.pubKey.ed25519 ? 'tendermint.crypto.PublicKey_Ed25519' : 'tendermint.crypto.PublicKey_Secp256K1',
+      value: u.pubKey.ed25519 ? { ed25519: b64(u.pubKey.ed25519) } : { secp256k1: b64(u.pubKey.secp256k1 ?? new Uint8Array(0)) },
+    },
+  },
   power: u.power.toString(),
 });
 
@@ -147,7 +157,9 @@ export function chainMethods(view: ChainView): Record<string, StatusMethod> {
       async call(params) {
         const height = view.height(params);
         if (!b.blockResults) {
-          throw internalError('this execution layer (evm) keeps no per-tx results in the node; read the receipts from the execution client (eth_getTransactionReceipt)');
+          throw internalError(
+            'this execution layer (evm) keeps no per-tx results in the node; read the receipts from the execution client (eth_getTransactionReceipt)',
+          );
         }
         const found = await view.blockAt(height);
         const results = found ? await b.blockResults(height, found.block.data!.txs) : null;

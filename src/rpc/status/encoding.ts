@@ -75,7 +75,14 @@ export function commitJson({ block, hash }: HashedBlock) {
     height: header.height.toString(),
     round: 0,
     block_id: blockId(hash),
-    signatures: [{ block_id_flag: BLOCK_ID_FLAG_COMMIT, validator_address: hex(header.proposerAddress), timestamp: rfc3339Nano(header.time), signature: b64(signed.signature) }],
+    signatures: [
+      {
+        block_id_flag: BLOCK_ID_FLAG_COMMIT,
+        validator_address: hex(header.proposerAddress),
+        timestamp: rfc3339Nano(header.time),
+        signature: b64(signed.signature),
+      },
+    ],
   };
 }
 

@@ -84,7 +84,10 @@ export function txMethods(view: ChainView): Record<string, StatusMethod> {
 
   /** One tx's result as the block's results hold it (CometBFT keeps it in its tx index). */
   const txResultAt = async (location: TxLocation, txs: Uint8Array[]) => {
-    if (!b.blockResults) throw internalError('this execution layer (evm) keeps no per-tx results in the node; read the receipt from the execution client (eth_getTransactionReceipt)');
+    if (!b.blockResults)
+      throw internalError(
+        'this execution layer (evm) keeps no per-tx results in the node; read the receipt from the execution client (eth_getTransactionReceipt)',
+      );
     const result = (await b.blockResults(location.height, txs))?.txResults[location.index];
     if (!result) throw internalError(`could not find results for height #${location.height}`);
     return txResultJson(result);
@@ -140,7 +143,9 @@ export function txMethods(view: ChainView): Record<string, StatusMethod> {
       async call(params) {
         const txHash = params.bytes('hash', 'base64');
         if (!txHash || txHash.length !== 32) {
-          throw params.invalid(`hash must be the 32-byte sha256 of the tx (base64 in a JSON-RPC body, 0x-prefixed hex in a URL), got ${txHash?.length ?? 0} bytes`);
+          throw params.invalid(
+            `hash must be the 32-byte sha256 of the tx (base64 in a JSON-RPC body, 0x-prefixed hex in a URL), got ${txHash?.length ?? 0} bytes`,
+          );
         }
         const prove = params.bool('prove');
         const location = await b.store.getTxLocation(txHash);

@@ -35,7 +35,11 @@ describe('execution.type grpc: bad values and a bad executor', () => {
     const url = `http://127.0.0.1:${port}`;
     const home = await homes.create('exec-grpc-unreachable', true);
     const node = await Daemon.start(home, grpcFlags(url), { wait: false });
-    await waitFor(() => node.stderr.includes(`waiting for the executor to initialise the chain: executor unreachable at ${url}`), 'the waiting log line', 60_000);
+    await waitFor(
+      () => node.stderr.includes(`waiting for the executor to initialise the chain: executor unreachable at ${url}`),
+      'the waiting log line',
+      60_000,
+    );
     await ExecServeProcess.start(execHome(), { port });
     await waitFor(() => node.stderr.includes('"node started"'), 'the node started once the executor answers', 60_000);
   }, 120_000);
@@ -43,9 +47,13 @@ describe('execution.type grpc: bad values and a bad executor', () => {
   it('a token the executor does not take, and an address that is no executor, stop the start with the remedy', async () => {
     const exec = await ExecServeProcess.start(execHome(), { token: 'right' });
     const home = await homes.create('exec-grpc-refused', true);
-    const wrong = await runCli(['start', '--home', home, ...grpcFlags(exec.url), '--node.execution.grpc_auth_token', 'wrong', ...ports, ...localDa], { OCLIF_COLUMNS: '1000' });
+    const wrong = await runCli(['start', '--home', home, ...grpcFlags(exec.url), '--node.execution.grpc_auth_token', 'wrong', ...ports, ...localDa], {
+      OCLIF_COLUMNS: '1000',
+    });
     expect(wrong.code, wrong.stderr).toBe(1);
-    expect(wrong.stderr).toContain(`the executor at ${exec.url} refused InitChain: wrong bearer token; set execution.grpc_auth_token to the token it was started with`);
+    expect(wrong.stderr).toContain(
+      `the executor at ${exec.url} refused InitChain: wrong bearer token; set execution.grpc_auth_token to the token it was started with`,
+    );
     expect(wrong.stderr).not.toContain('"wrong"');
 
     // Another node's RPC listener speaks Connect, but serves no ExecutorService.

@@ -68,7 +68,10 @@ describe("ev-node's generated ExecutorService client against `noded exec serve`"
       expect(Buffer.from(init.stateRoot).toString('hex')).toBe(Buffer.from(kvRoot({})).toString('hex'));
       expect((await client.initChain({ genesisTime, initialHeight: 1n, chainId: 'fixture' })).stateRoot).toEqual(init.stateRoot);
       expect(await codeOf(client.initChain({ genesisTime, initialHeight: 1n, chainId: 'other' }))).toMatchObject({ code: 'FailedPrecondition' });
-      expect(await codeOf(client.initChain({ initialHeight: 1n, chainId: 'fixture' }))).toEqual({ code: 'InvalidArgument', message: 'genesis_time is required' });
+      expect(await codeOf(client.initChain({ initialHeight: 1n, chainId: 'fixture' }))).toEqual({
+        code: 'InvalidArgument',
+        message: 'genesis_time is required',
+      });
 
       // GetTxs hands out what was sent to the executor's POST /tx.
       expect((await fetch(`${exec.url}/tx`, { method: 'POST', body: 'k=v' })).status).toBe(200);
@@ -80,8 +83,19 @@ describe("ev-node's generated ExecutorService client against `noded exec serve`"
       expect((await client.getExecutionInfo({})).maxGas).toBe(0n);
 
       // FilterTxs, as ev-node's kv testapp filters: empty and malformed (with force-included txs) removed, the rest past max_bytes postponed.
-      const filtered = await client.filterTxs({ txBatch: batch(['a=1', '', 'bad', 'b=22', 'c=333']), maxBytes: 8n, maxGas: 0n, hasForceIncludedTransaction: true });
-      expect(filtered.statuses).toEqual([FilterStatus.FILTER_OK, FilterStatus.FILTER_REMOVE, FilterStatus.FILTER_REMOVE, FilterStatus.FILTER_OK, FilterStatus.FILTER_POSTPONE]);
+      const filtered = await client.filterTxs({
+        txBatch: batch(['a=1', '', 'bad', 'b=22', 'c=333']),
+        maxBytes: 8n,
+        maxGas: 0n,
+        hasForceIncludedTransaction: true,
+      });
+      expect(filtered.statuses).toEqual([
+        FilterStatus.FILTER_OK,
+        FilterStatus.FILTER_REMOVE,
+        FilterStatus.FILTER_REMOVE,
+        FilterStatus.FILTER_OK,
+        FilterStatus.FILTER_POSTPONE,
+      ]);
 
       // ExecuteTxs: the root of the state after; the same block again gives it again; a gap or another state is refused.
       const timestamp = { ...genesisTime, seconds: genesisTime.seconds + 1n };
@@ -94,7 +108,10 @@ describe("ev-node's generated ExecutorService client against `noded exec serve`"
         message: 'this executor is at height 1; block 3 needs block 2 first',
       });
       expect(await codeOf(client.executeTxs({ ...block1, blockHeight: 2n }))).toMatchObject({ code: 'FailedPrecondition' });
-      expect(await codeOf(client.executeTxs({ ...block1, blockHeight: 2n, prevStateRoot: root1, timestamp: undefined }))).toEqual({ code: 'InvalidArgument', message: 'timestamp is required' });
+      expect(await codeOf(client.executeTxs({ ...block1, blockHeight: 2n, prevStateRoot: root1, timestamp: undefined }))).toEqual({
+        code: 'InvalidArgument',
+        message: 'timestamp is required',
+      });
       const torn = { $typeName: 'node.v1.TxBatch' as const, data: enc('ab'), txSizes: [3] };
       expect(await codeOf(client.executeTxs({ ...block1, blockHeight: 2n, prevStateRoot: root1, txBatch: torn }))).toEqual({
         code: 'InvalidArgument',

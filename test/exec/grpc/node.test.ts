@@ -32,7 +32,10 @@ function execHome(): string {
 
 /** POST /tx's status; 0 when the node does not answer (the assertion then shows its stderr). */
 async function postTx(rpc: string, tx: string): Promise<number> {
-  return fetch(`${rpc}/tx`, { method: 'POST', body: tx }).then((res) => res.status, () => 0);
+  return fetch(`${rpc}/tx`, { method: 'POST', body: tx }).then(
+    (res) => res.status,
+    () => 0,
+  );
 }
 
 /** Every block's txs and header app_hash from `from` to `to`. */
@@ -41,18 +44,25 @@ async function chainOf(rpc: string, from: number, to: number): Promise<Array<{ t
   for (let height = from; height <= to; height++) {
     const { json, text } = await getBlockJson(rpc, { height });
     expect(json?.block, text).toBeDefined();
-    out.push({ txs: (json.block.data.txs ?? []).map((t: string) => Buffer.from(t, 'base64').toString()), appHash: json.block.header.header.app_hash as string });
+    out.push({
+      txs: (json.block.data.txs ?? []).map((t: string) => Buffer.from(t, 'base64').toString()),
+      appHash: json.block.header.header.app_hash as string,
+    });
   }
   return out;
 }
 
 /** The height of the block holding `tx` (polled until a block has it). */
 async function heightOfTx(rpc: string, tx: string, what: string): Promise<number> {
-  return waitFor(async () => {
-    const top = await latestHeight(rpc);
-    for (let h = top; h >= 1; h--) if ((await chainOf(rpc, h, h))[0]!.txs.includes(tx)) return h;
-    return null;
-  }, what, 20_000);
+  return waitFor(
+    async () => {
+      const top = await latestHeight(rpc);
+      for (let h = top; h >= 1; h--) if ((await chainOf(rpc, h, h))[0]!.txs.includes(tx)) return h;
+      return null;
+    },
+    what,
+    20_000,
+  );
 }
 
 describe('execution.type grpc against `noded exec serve`', () => {
@@ -83,11 +93,13 @@ describe('execution.type grpc against `noded exec serve`', () => {
 
 describe('execution.type grpc against `noded exec serve --type abci`', () => {
   it('gives the same chain as a node driving the same ABCI app directly', async () => {
-    const apps = await Promise.all([0, 1].map(async () => {
-      const address = `tcp://127.0.0.1:${await freePort()}`;
-      await KvStoreProcess.start(execHome(), address);
-      return address;
-    }));
+    const apps = await Promise.all(
+      [0, 1].map(async () => {
+        const address = `tcp://127.0.0.1:${await freePort()}`;
+        await KvStoreProcess.start(execHome(), address);
+        return address;
+      }),
+    );
     const exec = await ExecServeProcess.start(execHome(), { abci: apps[0]! });
     const lazy = ['--node.node.lazy_mode', '--node.node.lazy_block_interval', '1h', '--node.node.block_time', '100ms'];
     const viaGrpc = await Daemon.start(await homes.create('exec-grpc-abci', true), [...grpcFlags(exec.url), ...lazy]);
@@ -164,7 +176,9 @@ describe('execution.type grpc: a node restart and `init --execution grpc`', () =
     const init = await runCli(['init', '--home', dir.dir, '--chain-id', 'exec-grpc-init', '--aggregator', '--execution', 'grpc', '--exec-port', String(port)]);
     expect(init.code, init.stderr).toBe(0);
     const node = await Daemon.start(dir.dir, ['--node.node.block_time', '100ms']);
-    const info = (await (await fetch(`${node.status}/node_info`)).json()) as { result: { children: Array<{ name: string; pid: number | null; state: string }> } };
+    const info = (await (await fetch(`${node.status}/node_info`)).json()) as {
+      result: { children: Array<{ name: string; pid: number | null; state: string }> };
+    };
     const child = info.result.children[0]!;
     if (child.pid !== null) supervisedPids.add(child.pid);
     expect(child).toMatchObject({ name: 'executor', state: 'running' });
