@@ -77,9 +77,16 @@ export function hostAllowed(header: string | undefined, policy: AccessPolicy): b
  * does (node/node.go).
  */
 export function guardHandler(handler: Handler, server: GuardedServer, policy: AccessPolicy): Handler {
+  // A client sends the same Host on every request: the last verdict is kept rather than worked out again each time.
+  let lastHost: string | undefined;
+  let lastAllowed = hostAllowed(undefined, policy);
   return (req, res) => {
     const host = req.headers.host ?? (req.headers[':authority'] as string | undefined);
-    if (!hostAllowed(host, policy)) {
+    if (host !== lastHost) {
+      lastAllowed = hostAllowed(host, policy);
+      lastHost = host;
+    }
+    if (!lastAllowed) {
       const { listenHost } = policy;
       const names = ALL_INTERFACES(listenHost)
         ? ['an IP address', 'localhost', machineName()]

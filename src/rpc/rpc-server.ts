@@ -12,7 +12,7 @@ import { ACCEPT_COMPRESSION, connectAdapter } from './connect-adapter.js';
 import type { GuardedServer } from './guard.js';
 import { BodyTooLargeError, ClientGoneError, readBody } from './http.js';
 import { p2pService } from './p2p-service.js';
-import { connectErrorJson, parseSpecJsonRequest, writeSpecJson } from './json.js';
+import { connectErrorJson, writeSpecJson } from './json.js';
 import { ServerReflection } from './reflection.js';
 import { configService, storeService, unaryRoutes, type UnaryRoute } from './services.js';
 
@@ -165,7 +165,7 @@ export class RpcServer implements GuardedServer {
       const refused = compression.error ?? timeout.error;
       if (refused) throw refused;
       if (compression.request) body = Buffer.from(await compression.request.decompress(body, MAX_REQUEST_BYTES));
-      const input = parseSpecJsonRequest(route.input, body);
+      const input = route.parseJson.get(body);
       sendJson(res, 200, route.json ? await route.json(input as never) : writeSpecJson(route.output, (await route.call(input as never)) as never));
     } catch (err) {
       if (!(err instanceof ConnectError)) throw err;

@@ -26,7 +26,8 @@ import {
 import type { BlockReads, RpcBackend } from './backend.js';
 import { p2pService } from './p2p-service.js';
 import type { BlockJsonCache } from './block-json-cache.js';
-import { getBlockSelector, writeSpecJson } from './json.js';
+import { getBlockSelector, parseSpecJsonRequest, writeSpecJson } from './json.js';
+import { ParsedRequests } from './parsed-requests.js';
 
 const hexOf = (b: Uint8Array) => Buffer.from(b).toString('hex');
 
@@ -132,8 +133,9 @@ export function configService(b: RpcBackend): ServiceImpl<typeof ConfigService> 
 type Call<T> = (req: never) => Promise<T>;
 
 export interface UnaryRoute {
-  input: DescMessage;
   output: DescMessage;
+  /** Reads a JSON request body (parseSpecJsonRequest), the same body's message shared: call() and json() only read their request. */
+  parseJson: ParsedRequests<unknown>;
   call: Call<unknown>;
   /** The JSON answer's bytes, for a method with a quicker way to them than writing call()'s message. */
   json?: Call<Uint8Array>;
@@ -150,8 +152,8 @@ export function unaryRoutes(b: RpcBackend, blockJson: BlockJsonCache): Map<strin
     for (const method of service.methods) {
       if (method.methodKind !== 'unary') continue;
       routes.set(`/${service.typeName}/${method.name}`, {
-        input: method.input,
         output: method.output,
+        parseJson: new ParsedRequests((body) => parseSpecJsonRequest(method.input, body)),
         call: impl[method.localName]!.bind(impl),
         json: jsonImpl[method.localName],
       });
