@@ -12,15 +12,19 @@ export class BlockJsonCache {
   private readonly entries = new Map<bigint, Uint8Array>();
   private bytes = 0;
   private evictions = 0;
+  /** The height at the back of `entries` (the most recently used), if any. */
+  private newest: bigint | undefined;
 
   constructor(private readonly maxBytes: number) {}
 
   get(height: bigint): Uint8Array | undefined {
     const json = this.entries.get(height);
-    if (json !== undefined) {
-      // Map order is the recency order: move it to the back.
+    if (json !== undefined && height !== this.newest) {
+      // Map order is the recency order: move it to the back (a delete and a set cost more than the rest
+      // of a cached answer, so not when it is there already, as for clients polling one height).
       this.entries.delete(height);
       this.entries.set(height, json);
+      this.newest = height;
     }
     return json;
   }
@@ -34,6 +38,7 @@ export class BlockJsonCache {
     if (readStamp !== this.evictions || json.length > this.maxBytes) return;
     this.remove(height);
     this.entries.set(height, json);
+    this.newest = height;
     this.bytes += json.length;
     for (const [oldest, old] of this.entries) {
       if (this.bytes <= this.maxBytes) break;
