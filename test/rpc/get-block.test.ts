@@ -5,7 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { nodeListenerMove } from '../../src/config/index.js';
 import { silentLogger } from '../../src/log/index.js';
 import { BlockJsonCache } from '../../src/rpc/block-json-cache.js';
-import { writeSpecJson } from '../../src/rpc/json.js';
+import { parseSpecJsonRequest, writeSpecJson } from '../../src/rpc/json.js';
+import { ParsedRequests } from '../../src/rpc/parsed-requests.js';
 import { listen } from '../../src/rpc/listen.js';
 import { RpcServer } from '../../src/rpc/rpc-server.js';
 import type { RpcBackend } from '../../src/rpc/backend.js';
@@ -144,6 +145,20 @@ describe('BlockJsonCache', () => {
     expect(cache.get(5n)).toBeUndefined();
   });
 
+  it('keeps the recency order when the most recent height is asked again', () => {
+    const cache = new BlockJsonCache(30);
+    cache.set(1n, json(10), cache.readStamp());
+    cache.set(2n, json(10), cache.readStamp());
+    cache.get(2n);
+    cache.get(2n);
+    cache.get(1n); // now the most recent: 2 is the oldest
+    cache.evict(1n);
+    cache.set(3n, json(10), cache.readStamp());
+    cache.set(1n, json(10), cache.readStamp());
+    cache.set(4n, json(10), cache.readStamp());
+    expect([1n, 2n, 3n, 4n].map((h) => cache.get(h) !== undefined)).toEqual([true, false, true, true]);
+  });
+
   it('does not keep an answer read before an eviction', () => {
     const cache = new BlockJsonCache(100);
     const stamp = cache.readStamp();
@@ -153,5 +168,47 @@ describe('BlockJsonCache', () => {
     cache.set(1n, json(10), cache.readStamp());
     cache.evict(1n);
     expect(cache.get(1n)).toBeUndefined();
+  });
+});
+
+describe('ParsedRequests', () => {
+  /** Counts the parses behind a ParsedRequests of GetBlock requests. */
+  function counted(maxEntries?: number, maxBodyBytes?: number) {
+    let parses = 0;
+    const requests = new ParsedRequests(
+      (body) => {
+        parses++;
+        return parseSpecJsonRequest(GetBlockRequestSchema, body);
+      },
+      maxEntries,
+      maxBodyBytes,
+    );
+    return { requests, parses: () => parses };
+  }
+
+  it('parses a body once and answers the same message for it again', () => {
+    const { requests, parses } = counted();
+    const first = requests.get(Buffer.from('{"height":7}'));
+    expect(requests.get(Buffer.from('{"height":7}'))).toBe(first);
+    expect(first.identifier).toEqual({ case: 'height', value: 7n });
+    expect(requests.get(Buffer.from('{"height": 7}'))).not.toBe(first); // other bytes, parsed anew
+    expect(parses()).toBe(2);
+  });
+
+  it('keeps no failed parse, no large body and at most its bound of bodies', () => {
+    const { requests, parses } = counted(2, 16);
+    for (let i = 0; i < 2; i++) expect(() => requests.get(Buffer.from('{"height":-1}'))).toThrow('height must be a non-negative integer, got -1');
+    expect(parses()).toBe(2);
+    const large = Buffer.from('{"height":1}'.padEnd(17, ' '));
+    requests.get(large);
+    requests.get(large);
+    expect(parses()).toBe(4);
+    const bodies = ['{"height":1}', '{"height":2}', '{"height":3}'].map((b) => Buffer.from(b));
+    for (const b of bodies) requests.get(b);
+    requests.get(bodies[2]!);
+    requests.get(bodies[1]!);
+    expect(parses()).toBe(7);
+    requests.get(bodies[0]!); // the oldest, dropped for the third
+    expect(parses()).toBe(8);
   });
 });
