@@ -1,0 +1,135 @@
+import { copyFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Daemon, getBlockJson, killAll, latestHeight, waitFor } from '../helpers/daemon.js';
+import { DaServer } from '../helpers/da.js';
+import { EtcdServer } from '../helpers/etcd.js';
+import { Homes } from '../helpers/homes.js';
+
+/*
+ * Three HA aggregators (spawned `noded start`, one genesis and one signer key,
+ * their own P2P identities) on one real etcd and one DA server. Faults are made
+ * when the test sees the cluster ready for them, never on a timer.
+ */
+
+const homes = new Homes();
+let etcd: EtcdServer;
+
+beforeAll(async () => {
+  etcd = await EtcdServer.start();
+});
+
+afterEach(async () => {
+  await killAll();
+  await etcd.start();
+  homes.cleanup();
+});
+
+afterAll(async () => {
+  await etcd?.remove();
+});
+
+/** Three homes of one chain: the first made by `init --aggregator`, the others given its genesis and signer key. */
+async function haHomes(chainId: string): Promise<string[]> {
+  const first = await homes.create(chainId, true);
+  const rest = [await homes.create(chainId, false), await homes.create(chainId, false)];
+  for (const home of rest) for (const file of ['genesis.json', 'signer.json']) copyFileSync(join(first, 'config', file), join(home, 'config', file));
+  return [first, ...rest];
+}
+
+/** Starts an HA node of the chain; `keyPrefix` keeps tests apart on the one etcd. */
+function startHa(home: string, da: string, keyPrefix: string, peers: string[]): Promise<Daemon> {
+  return Daemon.start(home, [
+    '--node.node.aggregator',
+    '--node.node.block_time',
+    '200ms',
+    '--no-node.da.local',
+    '--node.da.address',
+    da,
+    '--node.ha.enabled',
+    '--node.ha.etcd_endpoints',
+    etcd.endpoint,
+    '--node.ha.key_prefix',
+    keyPrefix,
+    ...(peers.length > 0 ? ['--node.p2p.peers', peers.join(',')] : []),
+  ]);
+}
+
+/** How often a node has said it leads (its log line "leading: producing blocks"). */
+const timesLed = (d: Daemon) => d.stderr.split('\n').filter((l) => l.includes('"leading: producing blocks"')).length;
+
+async function cluster(chainId: string): Promise<{ nodes: Daemon[]; homes: string[]; da: DaServer; prefix: string }> {
+  const hs = await haHomes(chainId);
+  const da = await DaServer.start(await homes.create('da-host', false));
+  const prefix = `/noded/${chainId}`;
+  const a = await startHa(hs[0]!, da.address, prefix, []);
+  const b = await startHa(hs[1]!, da.address, prefix, [a.p2p]);
+  const c = await startHa(hs[2]!, da.address, prefix, [a.p2p, b.p2p]);
+  return { nodes: [a, b, c], homes: hs, da, prefix };
+}
+
+const leaderOf = (nodes: Daemon[]) =>
+  waitFor(() => {
+    const leading = nodes.filter((n) => n.running && timesLed(n) > 0);
+    return leading.length === 1 ? leading[0] : null;
+  }, 'exactly one node to lead');
+
+/** The block part of GetBlock's JSON at `height` (DA heights differ between nodes). */
+async function blockAt(rpc: string, height: number): Promise<string> {
+  const { status, json, text } = await getBlockJson(rpc, { height });
+  expect(status, text).toBe(200);
+  return JSON.stringify(json.block);
+}
+
+/** Every node holds every height up to the lowest head among them, and all hold the same block there. */
+async function expectOneBlockPerHeight(nodes: Daemon[]): Promise<number> {
+  const heights = await Promise.all(nodes.map((n) => latestHeight(n.rpc)));
+  const top = Math.min(...heights);
+  for (let h = 1; h <= top; h++) {
+    const blocks = new Set(await Promise.all(nodes.map((n) => blockAt(n.rpc, h))));
+    expect(blocks.size, `height ${h} has ${blocks.size} different blocks`).toBe(1);
+  }
+  return top;
+}
+
+describe('HA aggregators on a real etcd', () => {
+  it('kill -9 of the leader: another takes over from its head, and no height ever has two blocks', async () => {
+    const { nodes, homes: hs, da, prefix } = await cluster('ha-failover');
+    const first = await leaderOf(nodes);
+    await waitFor(async () => (await latestHeight(first.rpc)) >= 5, 'the leader to produce 5 blocks');
+    const others = nodes.filter((n) => n !== first);
+    await waitFor(async () => (await Promise.all(others.map((n) => latestHeight(n.rpc)))).every((h) => h >= 3), 'the followers to follow');
+
+    await first.kill('SIGKILL');
+    const second = await leaderOf(others);
+    const takeoverHeight = await latestHeight(second.rpc);
+    await waitFor(async () => (await latestHeight(second.rpc)) >= takeoverHeight + 5, 'the new leader to produce 5 blocks');
+    const third = others.find((n) => n !== second)!;
+    await waitFor(async () => (await latestHeight(third.rpc)) >= takeoverHeight + 3, 'the other follower to follow the new leader');
+
+    // The old leader comes back as a follower: the blocks it holds agree with the cluster's (its intake refuses any other).
+    const back = await startHa(hs[nodes.indexOf(first)]!, da.address, prefix, [second.p2p, third.p2p]);
+    await waitFor(async () => (await latestHeight(back.rpc)) >= takeoverHeight + 5, 'the old leader to follow as a follower');
+    expect(timesLed(back)).toBe(0);
+    expect(await expectOneBlockPerHeight([second, third, back])).toBeGreaterThanOrEqual(takeoverHeight + 3);
+  }, 180_000);
+
+  it('a leader cut off from etcd stops producing; once etcd is back a leader goes on from the recorded head', async () => {
+    const { nodes } = await cluster('ha-etcd-gone');
+    const leader = await leaderOf(nodes);
+    await waitFor(async () => (await latestHeight(leader.rpc)) >= 3, 'the leader to produce 3 blocks');
+
+    await etcd.stop();
+    await waitFor(() => leader.stderr.includes('"HA_LEADERSHIP_LOST"'), 'the leader to step down with etcd gone');
+    await waitFor(() => leader.stderr.includes('"block production stopped"'), 'the leader to stop producing');
+    const stoppedAt = await latestHeight(leader.rpc);
+
+    await etcd.start();
+    await waitFor(async () => {
+      const heights = await Promise.all(nodes.map((n) => latestHeight(n.rpc)));
+      return heights.every((h) => h >= stoppedAt + 3);
+    }, 'production to go on on every node once etcd is back');
+    await expectOneBlockPerHeight(nodes);
+    for (const n of nodes) expect(n.running).toBe(true);
+  }, 180_000);
+});
