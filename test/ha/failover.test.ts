@@ -1,7 +1,7 @@
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Daemon, getBlockJson, killAll, latestHeight, waitFor } from '../helpers/daemon.js';
+import { Daemon, freePort, getBlockJson, killAll, latestHeight, runCli, waitFor } from '../helpers/daemon.js';
 import { DaServer } from '../helpers/da.js';
 import { EtcdServer } from '../helpers/etcd.js';
 import { Homes } from '../helpers/homes.js';
@@ -91,6 +91,31 @@ async function expectOneBlockPerHeight(nodes: Daemon[]): Promise<number> {
   }
   return top;
 }
+
+/** `noded start` of an HA node expected to fail at start: its exit code and stderr. */
+function startHaFails(home: string, args: string[]) {
+  const ports = ['--node.rpc.address', '127.0.0.1:0', '--node.rpc.status_address', '127.0.0.1:0', '--node.p2p.listen_address', '/ip4/127.0.0.1/tcp/0'];
+  const da = ['--node.da.local', '--node.da.address', 'http://127.0.0.1:0'];
+  return runCli(['start', '--home', home, ...ports, ...da, '--node.ha.enabled', ...args], { OCLIF_COLUMNS: '1000' });
+}
+
+describe('HA start-up', () => {
+  it('an etcd that does not answer is an error at start naming the endpoint and what was expected', async () => {
+    const home = await homes.create('ha-no-etcd', true);
+    const endpoint = `http://127.0.0.1:${await freePort()}`;
+    const res = await startHaFails(home, ['--node.ha.etcd_endpoints', endpoint]);
+    expect(res.code, res.stderr).toBe(1);
+    expect(res.stderr).toContain(`etcd at ${endpoint} did not answer`);
+    expect(res.stderr).toContain('expected a running etcd v3 answering gRPC there; check ha.etcd_endpoints');
+  });
+
+  it('an HA node must be an aggregator', async () => {
+    const home = await homes.create('ha-full-node', false);
+    const res = await startHaFails(home, ['--node.ha.etcd_endpoints', etcd.endpoint]);
+    expect(res.code, res.stderr).toBe(1);
+    expect(res.stderr).toContain('ha.enabled needs node.aggregator');
+  });
+});
 
 describe('HA aggregators on a real etcd', () => {
   it('kill -9 of the leader: another takes over from its head, and no height ever has two blocks', async () => {
