@@ -118,6 +118,11 @@ export class HaCoordinator {
     return this.parts.settings.nodeId;
   }
 
+  /** What `status --json`, /node_info and /status show of the election. */
+  info(): { node_id: string; role: HaRole; leader: string | null } {
+    return { node_id: this.nodeId, role: this.role, leader: this.leader?.node_id ?? null };
+  }
+
   /** Campaigns until `signal` aborts; `onFatal` hears of an error the node cannot go on after. */
   start(signal: AbortSignal, onFatal: (err: Error) => void): void {
     this.loop = this.run(signal).catch((err) => {

@@ -17,6 +17,7 @@ import {
   listen,
   metricsHandler,
   type CheckResult,
+  type HaInfo,
   type HealthReport,
   type Listener,
   type NodeInfo,
@@ -308,6 +309,10 @@ export class Node {
 
   daInfo(): NodeInfo['da'] {
     return daInfo(this);
+  }
+
+  haInfo(): HaInfo | null {
+    return this.c.ha?.info() ?? null;
   }
 
   /** What the node last heard from DA, from whichever component talks to it. */

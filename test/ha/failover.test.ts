@@ -69,10 +69,14 @@ async function cluster(chainId: string): Promise<{ nodes: Daemon[]; homes: strin
 }
 
 const leaderOf = (nodes: Daemon[]) =>
-  waitFor(() => {
-    const leading = nodes.filter((n) => n.running && timesLed(n) > 0);
-    return leading.length === 1 ? leading[0] : null;
-  }, 'exactly one node to lead');
+  waitFor(
+    () => {
+      const leading = nodes.filter((n) => n.running && timesLed(n) > 0);
+      return leading.length === 1 ? leading[0] : null;
+    },
+    'exactly one node to lead',
+    60_000,
+  );
 
 /** The block part of GetBlock's JSON at `height` (DA heights differ between nodes). */
 async function blockAt(rpc: string, height: number): Promise<string> {
@@ -121,40 +125,54 @@ describe('HA aggregators on a real etcd', () => {
   it('kill -9 of the leader: another takes over from its head, and no height ever has two blocks', async () => {
     const { nodes, homes: hs, da, prefix } = await cluster('ha-failover');
     const first = await leaderOf(nodes);
-    await waitFor(async () => (await latestHeight(first.rpc)) >= 5, 'the leader to produce 5 blocks');
+    await waitFor(async () => (await latestHeight(first.rpc)) >= 5, 'the leader to produce 5 blocks', 60_000);
     const others = nodes.filter((n) => n !== first);
-    await waitFor(async () => (await Promise.all(others.map((n) => latestHeight(n.rpc)))).every((h) => h >= 3), 'the followers to follow');
+    await waitFor(async () => (await Promise.all(others.map((n) => latestHeight(n.rpc)))).every((h) => h >= 3), 'the followers to follow', 60_000);
 
     await first.kill('SIGKILL');
     const second = await leaderOf(others);
     const takeoverHeight = await latestHeight(second.rpc);
-    await waitFor(async () => (await latestHeight(second.rpc)) >= takeoverHeight + 5, 'the new leader to produce 5 blocks');
+    await waitFor(async () => (await latestHeight(second.rpc)) >= takeoverHeight + 5, 'the new leader to produce 5 blocks', 60_000);
     const third = others.find((n) => n !== second)!;
-    await waitFor(async () => (await latestHeight(third.rpc)) >= takeoverHeight + 3, 'the other follower to follow the new leader');
+    await waitFor(async () => (await latestHeight(third.rpc)) >= takeoverHeight + 3, 'the other follower to follow the new leader', 60_000);
+
+    // status --json and /status tell the roles and the leader.
+    const leaderStatus = await runCli(['status', '--node', second.rpc, '--json']);
+    expect(leaderStatus.code, leaderStatus.stderr).toBe(0);
+    const leaderHa = JSON.parse(leaderStatus.stdout).ha;
+    expect(leaderHa).toMatchObject({ role: 'leader', leader: leaderHa.node_id });
+    const followerStatus = await runCli(['status', '--node', third.rpc, '--json']);
+    expect(JSON.parse(followerStatus.stdout).ha).toMatchObject({ role: 'follower', leader: leaderHa.node_id });
+    const comet = (await (await fetch(`${third.status}/status`)).json()) as { result: { node_info: { other: Record<string, string> } } };
+    expect(comet.result.node_info.other).toMatchObject({ ha_role: 'follower', ha_leader: leaderHa.node_id });
 
     // The old leader comes back as a follower: the blocks it holds agree with the cluster's (its intake refuses any other).
     const back = await startHa(hs[nodes.indexOf(first)]!, da.address, prefix, [second.p2p, third.p2p]);
-    await waitFor(async () => (await latestHeight(back.rpc)) >= takeoverHeight + 5, 'the old leader to follow as a follower');
+    await waitFor(async () => (await latestHeight(back.rpc)) >= takeoverHeight + 5, 'the old leader to follow as a follower', 60_000);
     expect(timesLed(back)).toBe(0);
     expect(await expectOneBlockPerHeight([second, third, back])).toBeGreaterThanOrEqual(takeoverHeight + 3);
-  }, 180_000);
+  }, 300_000);
 
   it('a leader cut off from etcd stops producing; once etcd is back a leader goes on from the recorded head', async () => {
     const { nodes } = await cluster('ha-etcd-gone');
     const leader = await leaderOf(nodes);
-    await waitFor(async () => (await latestHeight(leader.rpc)) >= 3, 'the leader to produce 3 blocks');
+    await waitFor(async () => (await latestHeight(leader.rpc)) >= 3, 'the leader to produce 3 blocks', 60_000);
 
     await etcd.stop();
-    await waitFor(() => leader.stderr.includes('"HA_LEADERSHIP_LOST"'), 'the leader to step down with etcd gone');
-    await waitFor(() => leader.stderr.includes('"block production stopped"'), 'the leader to stop producing');
+    await waitFor(() => leader.stderr.includes('"HA_LEADERSHIP_LOST"'), 'the leader to step down with etcd gone', 60_000);
+    await waitFor(() => leader.stderr.includes('"block production stopped"'), 'the leader to stop producing', 60_000);
     const stoppedAt = await latestHeight(leader.rpc);
 
     await etcd.start();
-    await waitFor(async () => {
-      const heights = await Promise.all(nodes.map((n) => latestHeight(n.rpc)));
-      return heights.every((h) => h >= stoppedAt + 3);
-    }, 'production to go on on every node once etcd is back');
+    await waitFor(
+      async () => {
+        const heights = await Promise.all(nodes.map((n) => latestHeight(n.rpc)));
+        return heights.every((h) => h >= stoppedAt + 3);
+      },
+      'production to go on on every node once etcd is back',
+      60_000,
+    );
     await expectOneBlockPerHeight(nodes);
     for (const n of nodes) expect(n.running).toBe(true);
-  }, 180_000);
+  }, 300_000);
 });
