@@ -42,9 +42,9 @@ export class Chain {
   /** Wall-clock ms of the last commit, for readiness. */
   lastCommitAt = 0;
   /**
-   * A check each block this node PRODUCES must pass before it is committed
-   * (an HA leader's fence, src/ha): when it throws, the block is dropped and
-   * the error goes to the producer. Blocks applied from peers or DA skip it.
+   * A check each block this node PRODUCES must pass before it is executed and
+   * committed (an HA leader's fence, src/ha): when it throws, the block is
+   * dropped and the error goes to the producer. Blocks applied from peers or DA skip it.
    */
   beforeCommit: ((block: ProducedBlock) => Promise<void>) | null = null;
 
@@ -183,7 +183,14 @@ export class Chain {
     beforeCommit: Chain['beforeCommit'] = null,
   ): Promise<Block> {
     const prev = this.state;
-    const [result, encoded] = await Promise.all([this.executor.executeTxs(txs, height, time, prev.appHash), (async () => encode())()]);
+    const encoding = (async () => encode())();
+    // A produced block passes its check (the HA fence) before it runs: a refused one leaves the execution layer untouched.
+    if (beforeCommit) {
+      const { block, bytes } = await encoding;
+      const header = block.header!.header!;
+      await beforeCommit({ height: header.height, hash: headerHash(header), parentHash: header.lastHeaderHash, bytes });
+    }
+    const [result, encoded] = await Promise.all([this.executor.executeTxs(txs, height, time, prev.appHash), encoding]);
     const { block } = encoded;
     const header = block.header!.header!;
     const hash = headerHash(header);
@@ -196,7 +203,6 @@ export class Chain {
     });
     const ops = [...(result.storeOps ?? []), ...extraOps];
     if (daHeights) ops.push(this.store.daHeightsOp(header.height, daHeights.header, daHeights.data));
-    if (beforeCommit) await beforeCommit({ height: header.height, hash, parentHash: header.lastHeaderHash, bytes: encoded.bytes });
     await this.store.commitBlock(block, hash, next, ops, encoded.bytes);
     this.state = next;
     this.lastBlockDataHash = encodedDataHash(encoded.data);
