@@ -256,7 +256,7 @@ export class HaCoordinator {
     term.lost.abort(new Error(reason));
     this.parts.logger.warn({ code: 'HA_LEADERSHIP_LOST', reason }, `no longer leader: ${reason}`);
     // Stop production now, not after the loop notices: the deadline is about time.
-    void this.duties.stopLeading();
+    this.duties.stopLeading().catch((err: Error) => this.parts.logger.warn({ code: 'HA_LEADERSHIP_LOST', err: err.message }, 'stopping production failed'));
   }
 
   private armDeadline(term: Term, at: number): void {
