@@ -57,6 +57,7 @@ export default class Status extends NodedCommand {
     this.log(`health       live: ${health.live.text}, ready: ${health.ready.text}`);
     this.log(`DA           ${describeDa(daStatusFields(report.da))}`);
     if (report.da.last_error) this.log(`DA error     ${report.da.last_error.reason}: ${report.da.last_error.message}; ${report.da.last_error.remedy}`);
+    if (report.ha) this.log(`HA           ${report.ha.role} (node ${report.ha.node_id}; leader ${report.ha.leader ?? 'none yet'})`);
     for (const child of report.children) this.log(`child        ${describeChild(child)}`);
     return report;
   }

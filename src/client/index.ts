@@ -285,6 +285,8 @@ export interface NodeStatusReport {
   da: NodeInfo['da'];
   /** The child processes the node supervises (`supervise:` in node.yml). */
   children: NodeInfo['children'];
+  /** An HA node's election (ha.enabled): its node id, its role and the leader's node id. */
+  ha?: NodeInfo['ha'];
 }
 
 /** Gathers the status report from a running node's endpoints. */
@@ -305,5 +307,6 @@ export async function fetchNodeStatus(client: NodeClient, now = Date.now()): Pro
     health: { live, ready },
     da: info.da,
     children: info.children,
+    ...(info.ha ? { ha: info.ha } : {}),
   };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { HOST_PORT_FORM, isAbciAddress, isHttpUrl, isListenMultiaddr, matchHostPort } from './address.js';
+import { HOST_PORT_FORM, isAbciAddress, isHttpUrl, isListenMultiaddr, matchHostPort, splitList } from './address.js';
 import { PEER_ADDRESS_EXAMPLE, PEER_ADDRESS_FORMAT, peerListProblem } from './peer-address.js';
 import { DURATION_FORM, formatDuration, tryParseDuration } from './duration.js';
 import { SIZE_FORM, tryParseSize } from './size.js';
@@ -284,6 +284,54 @@ const log = section({
   ),
 });
 
+/** What is wrong with an ha.etcd_endpoints list, or undefined when every entry is an http(s) URL. */
+export function etcdEndpointsProblem(list: string): string | undefined {
+  const bad = splitList(list).find((url) => !isHttpUrl(url));
+  return bad === undefined ? undefined : `"${bad}" is not an http(s) URL`;
+}
+
+const ha = section({
+  enabled: bool(
+    false,
+    'High availability: several aggregators sharing the signer key and genesis elect one leader through etcd; the leader produces and submits to DA, the others follow and stand by (needs node.aggregator and ha.etcd_endpoints)',
+  ),
+  etcd_endpoints: text('', 'Comma-separated client URLs of the etcd cluster, like http://10.0.0.1:2379,http://10.0.0.2:2379 (https:// with ha.tls_ca_file)', {
+    isValid: (list) => etcdEndpointsProblem(list) === undefined,
+    expected: 'comma-separated http(s) URLs like http://127.0.0.1:2379',
+    problem: etcdEndpointsProblem,
+  }),
+  node_id: text('', "This node's name in the election, unique among the HA nodes; empty = its P2P peer id"),
+  lease_ttl: duration(
+    '2s',
+    "TTL of the leader's etcd lease, in whole seconds: a dead leader is replaced within about this long; a leader that could not renew it stops producing before it expires",
+  ),
+  key_prefix: text('', 'Prefix of the etcd keys of the election and the fenced head; empty = /noded/<chain_id>', {
+    isValid: (s) => s === '' || (s.startsWith('/') && !s.endsWith('/')),
+    expected: 'a key prefix starting with / and not ending with /, like /noded/my-chain',
+  }),
+  tls_ca_file: text('', 'CA certificate (PEM) etcd is checked against, for https:// endpoints; relative paths are under the home; empty = plain http'),
+  tls_cert_file: text('', 'Client certificate (PEM) for etcd client-certificate auth (with ha.tls_key_file); relative paths are under the home'),
+  tls_key_file: text('', 'Private key (PEM) of ha.tls_cert_file; relative paths are under the home'),
+  username: text('', 'User name for etcd, when etcd has authentication on (with ha.password)'),
+  password: text('', 'Password of ha.username; never logged'),
+}).superRefine((ha, ctx) => {
+  // etcd grants leases in whole seconds (LeaseGrantRequest.TTL is int64 seconds: etcd api/etcdserverpb/rpc.proto).
+  if (ha.lease_ttl % 1000 !== 0) ctx.addIssue({ code: 'custom', path: ['lease_ttl'], message: 'a whole number of seconds, like 2s' });
+  if (ha.enabled && ha.etcd_endpoints === '') {
+    ctx.addIssue({ code: 'custom', path: ['etcd_endpoints'], message: 'at least one etcd URL, like http://127.0.0.1:2379, while ha.enabled is true' });
+  }
+  if ((ha.tls_cert_file === '') !== (ha.tls_key_file === '')) {
+    ctx.addIssue({
+      code: 'custom',
+      path: [ha.tls_cert_file ? 'tls_key_file' : 'tls_cert_file'],
+      message: 'set with its pair: ha.tls_cert_file and ha.tls_key_file go together',
+    });
+  }
+  if ((ha.username === '') !== (ha.password === '')) {
+    ctx.addIssue({ code: 'custom', path: [ha.username ? 'password' : 'username'], message: 'set with its pair: ha.username and ha.password go together' });
+  }
+});
+
 /** A whole number written in YAML (read as text there) or JSON. */
 function wholeNumber(min: number, expected: string) {
   return z.union([z.number(), z.string().regex(/^\d+$/).transform(Number)], { error: expected }).pipe(z.number().int().min(min, { error: expected }));
@@ -347,9 +395,10 @@ export const configSchema = z.strictObject(
     execution: execution.prefault({}),
     instrumentation: instrumentation.prefault({}),
     log: log.prefault({}),
+    ha: ha.prefault({}),
     supervise: supervise.prefault([]),
   },
-  { error: 'a YAML map of sections (node:, da:, p2p:, rpc:, execution:, instrumentation:, log:, supervise:)' },
+  { error: 'a YAML map of sections (node:, da:, p2p:, rpc:, execution:, instrumentation:, log:, ha:, supervise:)' },
 );
 
 /** The validated config: durations are milliseconds (`config.node.block_time === 1000`). */

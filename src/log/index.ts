@@ -86,6 +86,9 @@ const REDACT_PATHS = [
   'grpc_auth_token',
   '*.grpc_auth_token',
   'config.execution.grpc_auth_token',
+  'password',
+  '*.password',
+  'config.ha.password',
 ];
 
 const REDACTED = '[redacted]';

@@ -4,7 +4,7 @@ import type { DaNamespaces } from '../da/index.js';
 import { AbciExecutor, KvExecutor, TxBackpressureError, TxRejectedError, type Executor, type Mempool } from '../exec/index.js';
 import type { Home } from '../home/index.js';
 import type { P2PNetwork } from '../p2p/index.js';
-import type { BlockReads, HealthReport, NodeInfo, RpcBackend } from '../rpc/index.js';
+import type { BlockReads, HaInfo, HealthReport, NodeInfo, RpcBackend } from '../rpc/index.js';
 import type { Chain } from './chain.js';
 import { maxBlockTxBytes, retryAfterSeconds } from './parts.js';
 import type { BlockProducer } from './producer.js';
@@ -17,6 +17,7 @@ export interface NodeView {
   health(): HealthReport;
   info(): NodeInfo;
   daInfo(): NodeInfo['da'];
+  haInfo(): HaInfo | null;
 }
 
 /** The parts the RPC backend reads: each by the narrowest face it needs. */
@@ -62,6 +63,7 @@ export function createBackend(parts: BackendParts): RpcBackend {
     blockResults: executor.blockResults ? (height, txs) => executor.blockResults!(height, txs) : null,
     info: () => node.info(),
     daInfo: () => node.daInfo(),
+    haInfo: () => node.haInfo(),
     submitTx: (tx) => {
       if (node.isClosing) throw new TxRejectedError('node shutting down; send the tx again once it is back', 503);
       if (config.node.based) {

@@ -24,6 +24,15 @@ import type { Genesis } from '../home/index.js';
 
 export type BlockListener = (block: Block, hash: Uint8Array) => void;
 
+/** A block this node produced, as the check before its commit sees it. */
+export interface ProducedBlock {
+  height: bigint;
+  hash: Uint8Array;
+  parentHash: Uint8Array;
+  /** The block's protobuf bytes, as stored. */
+  bytes: Uint8Array;
+}
+
 /**
  * The chain as this node holds it: the state after the last committed block,
  * and the one way new blocks get in (built here, executed, committed atomically).
@@ -32,6 +41,12 @@ export class Chain {
   private listeners: BlockListener[] = [];
   /** Wall-clock ms of the last commit, for readiness. */
   lastCommitAt = 0;
+  /**
+   * A check each block this node PRODUCES must pass before it is executed and
+   * committed (an HA leader's fence, src/ha): when it throws, the block is
+   * dropped and the error goes to the producer. Blocks applied from peers or DA skip it.
+   */
+  beforeCommit: ((block: ProducedBlock) => Promise<void>) | null = null;
 
   private constructor(
     private state: State,
@@ -123,7 +138,7 @@ export class Chain {
         appHash: prev.appHash,
         signer,
       });
-    return this.execute(txs, height, time, build, undefined, ops);
+    return this.execute(txs, height, time, build, undefined, ops, this.beforeCommit);
   }
 
   /**
@@ -165,9 +180,17 @@ export class Chain {
     encode: () => EncodedBlock,
     daHeights?: { header: bigint; data: bigint },
     extraOps: StoreOp[] = [],
+    beforeCommit: Chain['beforeCommit'] = null,
   ): Promise<Block> {
     const prev = this.state;
-    const [result, encoded] = await Promise.all([this.executor.executeTxs(txs, height, time, prev.appHash), (async () => encode())()]);
+    const encoding = (async () => encode())();
+    // A produced block passes its check (the HA fence) before it runs: a refused one leaves the execution layer untouched.
+    if (beforeCommit) {
+      const { block, bytes } = await encoding;
+      const header = block.header!.header!;
+      await beforeCommit({ height: header.height, hash: headerHash(header), parentHash: header.lastHeaderHash, bytes });
+    }
+    const [result, encoded] = await Promise.all([this.executor.executeTxs(txs, height, time, prev.appHash), encoding]);
     const { block } = encoded;
     const header = block.header!.header!;
     const hash = headerHash(header);

@@ -27,6 +27,7 @@ export function nodeInfo(node: Node): NodeInfo {
     execution: executionInfo(config.execution.type, node.c.executor.status?.()),
     children: node.opts.children?.() ?? [],
     warnings: [...recentProblems(logger)],
+    ...(node.c.ha ? { ha: node.c.ha.info() } : {}),
   };
 }
 

@@ -17,13 +17,16 @@ import {
   listen,
   metricsHandler,
   type CheckResult,
+  type HaInfo,
   type HealthReport,
   type Listener,
   type NodeInfo,
 } from '../rpc/index.js';
 import type { BlockStore } from '../store/index.js';
+import type { HaCoordinator } from '../ha/index.js';
 import { createBackend } from './backend.js';
 import type { Chain } from './chain.js';
+import { buildHaCoordinator, openEtcd, unlessFenced } from './ha.js';
 import { daInfo, nodeInfo } from './info.js';
 import { StatusNotifier } from './notifier.js';
 import { buildComponents, chainNamespaces, checkGenesis, openDa, openExecution, openStore, type Closers, type CoreComponents } from './parts.js';
@@ -55,6 +58,8 @@ export interface NodeComponents extends CoreComponents {
   mempool: Mempool;
   executor: Executor;
   p2p: P2PNetwork;
+  /** The leader election of an HA node (ha.enabled); null otherwise. */
+  ha: HaCoordinator | null;
 }
 
 /** `metrics` is null unless instrumentation.prometheus is on. */
@@ -94,6 +99,8 @@ export class Node {
   private bound: NodeListeners | null = null;
   /** What start() was given: production started later (startProducing) reports to it too. */
   private onFatal: ((err: Error) => void) | null = null;
+  /** Aborted when an HA leader steps down: the DA submitter runs under it. */
+  private leading: AbortController | null = null;
 
   private constructor(
     readonly opts: NodeOptions,
@@ -116,6 +123,7 @@ export class Node {
     // Everything opened so far, closed in reverse if a later step fails (and by close() once the node runs).
     const closers: Closers = [];
     try {
+      const etcd = config.ha.enabled ? await openEtcd(config, home.paths.home, home.genesis.chainId, closers) : null;
       const store = await openStore(home.paths, closers, logger, opts.clearCache);
       const metrics = config.instrumentation.prometheus ? createNodeMetrics() : null;
       const { da, localDa, cache } = await openDa(config, home.paths, closers, logger);
@@ -141,8 +149,23 @@ export class Node {
       };
       const core = await buildComponents(parts, forcedNamespace);
       const p2p = await openNetwork(parts, core, home, closers);
-      const node = new Node(opts, { ...core, home, store, localDa, da, namespaces, mempool, executor, p2p }, closers);
+      const node = new Node(opts, { ...core, home, store, localDa, da, namespaces, mempool, executor, p2p, ha: null }, closers);
       node.bound = await node.bind(metrics);
+      if (etcd) {
+        const { rpc } = node.bound;
+        node.c.ha = buildHaCoordinator(
+          {
+            etcd,
+            config,
+            chainId: home.genesis.chainId,
+            peerId: p2p.netInfo().id,
+            rpcAddress: `http://${formatHostPort(rpc.address.host, rpc.address.port)}`,
+            logger,
+            ...core,
+          },
+          { startLeading: () => node.startLeading(), stopLeading: () => node.stopLeading() },
+        );
+      }
       metrics?.observe(readings(node));
       node.logStarted();
       return node;
@@ -224,9 +247,11 @@ export class Node {
 
   private get services(): BackgroundService[] {
     // An execution layer with a handshake of its own starts first and stops last.
-    const { executor } = this.c;
+    const { executor, ha } = this.c;
     const execution = executor.start && executor.stopped ? (executor as Executor & BackgroundService) : null;
-    return [execution, this.c.submitter, this.c.retriever, this.c.forcedQueue, this.c.p2p, this.c.producer, this.c.based, this.notifier].filter(
+    // An HA node produces and submits only while it leads: the coordinator starts and stops them (startLeading).
+    const leaderOnly = ha ? [] : [this.c.submitter, this.c.producer];
+    return [execution, ...leaderOnly, this.c.retriever, this.c.forcedQueue, this.c.p2p, this.c.based, ha, this.notifier].filter(
       (s): s is NonNullable<typeof s> => s !== null,
     );
   }
@@ -251,12 +276,30 @@ export class Node {
   startProducing(): void {
     if (!this.onFatal) throw new Error('call start() on the node before startProducing()');
     if (this.closing) return;
-    this.producer.start(this.controller.signal, this.onFatal);
+    this.producer.start(this.controller.signal, unlessFenced(this.onFatal));
   }
 
   /** Stops block production while the node runs on (a leader become follower); resolves once the block under way is committed. */
   stopProducing(): Promise<void> {
     return this.producer.stop();
+  }
+
+  /** An HA node become leader: the DA submitter, then the producer (from the chain's next height). */
+  startLeading(): void {
+    if (!this.onFatal || this.closing) return;
+    this.leading = new AbortController();
+    this.c.submitter?.start(AbortSignal.any([this.controller.signal, this.leading.signal]), this.onFatal);
+    this.startProducing();
+  }
+
+  /** An HA leader stepping down: production stops at once, then the submitter; safe to call when not leading. */
+  async stopLeading(): Promise<void> {
+    const leading = this.leading;
+    this.leading = null;
+    const producing = this.stopProducing();
+    leading?.abort(new Error('no longer the HA leader'));
+    await producing;
+    if (leading) await this.c.submitter?.stopped();
   }
 
   /** What the dashboard and `GET /node_info` show; throws while the listeners are still binding. */
@@ -266,6 +309,10 @@ export class Node {
 
   daInfo(): NodeInfo['da'] {
     return daInfo(this);
+  }
+
+  haInfo(): HaInfo | null {
+    return this.c.ha?.info() ?? null;
   }
 
   /** What the node last heard from DA, from whichever component talks to it. */
@@ -293,8 +340,8 @@ export class Node {
     // Before production: at the pending cap a failing DA is what paused it, and what to fix.
     checks.da = this.daCheck();
     const producer = this.c.producer;
-    // Production stopped on purpose (stopProducing) is no stall.
-    if (producer && (producer.running || producer.startedAt === 0)) {
+    // Production stopped on purpose (stopProducing, an HA follower standing by) is no stall.
+    if (producer && (producer.running || (producer.startedAt === 0 && !this.c.ha))) {
       const stallMs = PRODUCTION_STALL_BLOCKS * cfg.node.block_time + (cfg.node.lazy_mode ? cfg.node.lazy_block_interval : 0);
       const since = Date.now() - Math.max(this.chain.lastCommitAt, producer.startedAt || this.startedAt);
       checks.producing = producer.pausedReason
@@ -369,8 +416,11 @@ async function openNetwork(
   closers: Closers,
 ): Promise<P2PNetwork> {
   const { config, genesis } = p;
-  const { chain, intake, genesisGuard, based } = core;
+  const { chain, intake, genesisGuard, based, producer } = core;
   const aggregator = config.node.aggregator;
+  // An HA aggregator follows its peers while it stands by, and publishes only the blocks it produces as leader.
+  const ha = config.ha.enabled;
+  const publishes = () => !ha || (producer?.running ?? false);
   const p2p = await P2PNetwork.create({
     seed: home.nodeKey.key.seed,
     listen: config.p2p.listen_address,
@@ -381,13 +431,13 @@ async function openNetwork(
     sink: intake.from('p2p'),
     source: storedBlocks(p.store),
     head: () => chain.height,
-    follow: !aggregator && !based,
+    follow: (!aggregator || ha) && !based,
     logger: p.logger,
     metrics: p.metrics,
   });
   closers.push(() => p2p.close());
   // The aggregator gossips each block right after committing it; a full node tells gossip the chain moved.
-  chain.onBlock(aggregator ? (block) => p2p.publish(block) : () => p2p.chainAdvanced());
+  chain.onBlock(aggregator ? (block) => (publishes() ? p2p.publish(block) : p2p.chainAdvanced()) : () => p2p.chainAdvanced());
   return p2p;
 }
 

@@ -4,12 +4,12 @@ import { readJwtSecret } from '../exec/evm/index.js';
 
 /**
  * Every secret of a home in the forms a line could carry it, for the logger
- * to scrub: the DA token, the executor's bearer token, the Engine API JWT secret, and the private keys of
+ * to scrub: the DA token, the executor's bearer token, the etcd password, the Engine API JWT secret, and the private keys of
  * signer.json and node_key.json (base64 as stored, and hex). Files that are
  * missing or unreadable add nothing: start-up reports them itself.
  */
 export function logSecrets(home: string, config: Config): string[] {
-  const secrets = [config.da.auth_token, config.execution.grpc_auth_token];
+  const secrets = [config.da.auth_token, config.execution.grpc_auth_token, config.ha.password];
   try {
     const jwt = Buffer.from(readJwtSecret(resolveHomePath(home, config.execution.jwt_secret_file))).toString('hex');
     secrets.push(jwt, jwt.toUpperCase());

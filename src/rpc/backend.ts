@@ -3,7 +3,7 @@ import type { AbciExecutor, BlockResults, Mempool } from '../exec/index.js';
 import type { Genesis } from '../home/index.js';
 import type { BlockStore } from '../store/index.js';
 import type { State } from '../types/index.js';
-import type { NodeInfo } from './node-info.js';
+import type { HaInfo, NodeInfo } from './node-info.js';
 
 /** A connected peer, as the RPC and status endpoints show it. */
 export interface PeerSummary {
@@ -81,6 +81,8 @@ export interface RpcBackend {
   info(): NodeInfo;
   /** What the node reports of DA (an aggregator's pending queue, or what a full node follows); null while it starts. */
   daInfo(): NodeInfo['da'] | null;
+  /** An HA node's role and leader; null when ha is off. */
+  haInfo(): HaInfo | null;
   /** Reads the kv machine; null when the execution layer is not kv. */
   readonly kv: { get(key: string): Promise<Uint8Array | null> } | null;
   /** The ABCI app's Info and Query, passed through by the status server; null when the execution layer is not abci. */

@@ -1,5 +1,5 @@
 export type { RpcBackend, BlockReads, HealthReport, CheckResult, PeerSummary } from './backend.js';
-export type { FollowerDaInfo, NodeInfo, SubmitterDaInfo, SupervisedChildInfo } from './node-info.js';
+export type { FollowerDaInfo, HaInfo, NodeInfo, SubmitterDaInfo, SupervisedChildInfo } from './node-info.js';
 export { RpcServer, MAX_REQUEST_BYTES } from './rpc-server.js';
 export { StatusServer } from './status-server.js';
 export { listen, listenerLimits, ListenError, type Listener, type ListenerLimits } from './listen.js';

@@ -52,6 +52,13 @@ export interface FollowerDaInfo extends DaInfoBase {
   behind_blocks: number;
 }
 
+/** An HA node's place in the election (ha.enabled): its name, its role, and who leads (null while nobody does). */
+export interface HaInfo {
+  node_id: string;
+  role: 'leader' | 'follower';
+  leader: string | null;
+}
+
 /**
  * Everything the dashboard shows of a node beside its blocks, in one object:
  * `GET /node_info` on the status listener (JSON-RPC) and on the RPC listener (bare) serve it, and `start --dashboard`
@@ -84,4 +91,6 @@ export interface NodeInfo {
   children: SupervisedChildInfo[];
   /** The latest warnings and errors the node logged, oldest first. */
   warnings: LogProblem[];
+  /** Present on an HA node (ha.enabled) alone. */
+  ha?: HaInfo;
 }

@@ -86,7 +86,7 @@ describe('config errors', () => {
     expect(error.message).toBe(
       [
         'node.yml: unknown key "rpc.watchdog"; rpc takes address, status_address, header_timeout, request_timeout, idle_timeout, max_connections, cors_allowed_origins, allowed_hosts',
-        'node.yml: unknown section "watchdog"; the sections are node, da, p2p, rpc, execution, instrumentation, log, supervise',
+        'node.yml: unknown section "watchdog"; the sections are node, da, p2p, rpc, execution, instrumentation, log, ha, supervise',
       ].join('\n'),
     );
   });

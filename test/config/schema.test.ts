@@ -54,6 +54,18 @@ describe('defaults', () => {
       },
       instrumentation: { prometheus: false, prometheus_listen_addr: '127.0.0.1:26660' },
       log: { level: 'info', format: 'text', file: '', max_size: 100 * 1024 * 1024, max_files: 5, status_interval: 30_000 },
+      ha: {
+        enabled: false,
+        etcd_endpoints: '',
+        node_id: '',
+        lease_ttl: 2_000,
+        key_prefix: '',
+        tls_ca_file: '',
+        tls_cert_file: '',
+        tls_key_file: '',
+        username: '',
+        password: '',
+      },
       supervise: [],
     });
   });

@@ -3,7 +3,7 @@ import { cometNodeId, nanosOfTimestamp } from '../../types/index.js';
 import type { ChainView, StatusMethod } from './chain-view.js';
 import { b64, hex, omitEmpty, rfc3339Nano } from './encoding.js';
 import { internalError } from './jsonrpc.js';
-import type { NodeInfo } from '../node-info.js';
+import type { HaInfo, NodeInfo } from '../node-info.js';
 
 /** A call to the ABCI app; an app that is down or broke the protocol is an internal error with the reason. */
 async function fromApp<T>(call: () => Promise<T>): Promise<T> {
@@ -25,6 +25,11 @@ function daOther(da: NodeInfo['da'] | null): Record<string, string> {
       ? { da_included_height: da.included_height, da_pending_blocks: da.pending_blocks, da_max_pending_blocks: da.max_pending_blocks }
       : { da_included_height: da.included_height, da_scan_height: da.scan_height, da_head_height: da.head_height, da_behind_blocks: da.behind_blocks };
   return Object.fromEntries(Object.entries(figures).map(([k, v]) => [k, String(v)]));
+}
+
+/** An HA node's election, as strings in node_info.other like the DA figures: ha_node_id, ha_role, ha_leader ('' while nobody leads). */
+function haOther(ha: HaInfo | null): Record<string, string> {
+  return ha ? { ha_node_id: ha.node_id, ha_role: ha.role, ha_leader: ha.leader ?? '' } : {};
 }
 
 /** CometBFT's node and ABCI info methods (rpc/core/status.go, health.go, net.go, abci.go), and noded's node_info. */
@@ -54,7 +59,7 @@ export function infoMethods(view: ChainView): Record<string, StatusMethod> {
             channels: '',
             moniker: hostname() || 'noded',
             // Every committed tx is indexed by hash (the `tx` method). noded's own DA figures go here too, as strings like CometBFT's.
-            other: { tx_index: 'on', rpc_address: `tcp://${b.statusAddress}`, ...daOther(b.daInfo()) },
+            other: { tx_index: 'on', rpc_address: `tcp://${b.statusAddress}`, ...daOther(b.daInfo()), ...haOther(b.haInfo()) },
           },
           sync_info: {
             latest_block_hash: latest ? hex(latest.hash) : '',

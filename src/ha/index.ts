@@ -1,0 +1,13 @@
+export {
+  HaCoordinator,
+  FenceRejectedError,
+  deadlineMarginMs,
+  type FencedBlock,
+  type HaParts,
+  type HaRole,
+  type HaSettings,
+  type LeaderDuties,
+  type TakeoverChain,
+} from './coordinator.js';
+export { checkEtcdReachable, createEtcdClient, type EtcdSettings } from './etcd.js';
+export { RECORDED_BLOCKS, haKeys, type LeaderInfo, type RecordedHead } from './keys.js';

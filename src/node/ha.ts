@@ -1,0 +1,76 @@
+import type { Etcd3 } from 'etcd3';
+import { resolveHomePath, splitList, type Config } from '../config/index.js';
+import { FenceRejectedError, HaCoordinator, checkEtcdReachable, createEtcdClient, type LeaderDuties } from '../ha/index.js';
+import type { Logger } from '../log/index.js';
+import { decodeBlock } from '../types/index.js';
+import type { Chain } from './chain.js';
+import type { BlockIntake } from './intake.js';
+import type { Closers } from './parts.js';
+
+/*
+ * How an HA node (ha.enabled) is wired: every HA node is an aggregator with
+ * the signer key, but only the leader the coordinator elects runs the producer
+ * and the DA submitter; the others follow over P2P and stand by.
+ */
+
+/** ha.key_prefix, or /noded/<chain_id>. */
+export const haKeyPrefix = (config: Config, chainId: string): string => config.ha.key_prefix || `/noded/${chainId}`;
+
+/** The etcd client, checked to answer before anything else opens (a bad or unreachable etcd fails the start). */
+export async function openEtcd(config: Config, homeDir: string, chainId: string, closers: Closers): Promise<Etcd3> {
+  const { ha } = config;
+  if (!config.node.aggregator) {
+    throw new Error('ha.enabled needs node.aggregator: every HA node holds the aggregator signer key and stands ready to produce (--node.node.aggregator)');
+  }
+  const path = (file: string) => (file ? resolveHomePath(homeDir, file) : '');
+  const settings = {
+    endpoints: splitList(ha.etcd_endpoints),
+    caFile: path(ha.tls_ca_file),
+    certFile: path(ha.tls_cert_file),
+    keyFile: path(ha.tls_key_file),
+    username: ha.username,
+    password: ha.password,
+  };
+  const etcd = createEtcdClient(settings);
+  closers.push(() => etcd.close());
+  await checkEtcdReachable(etcd, settings, `${haKeyPrefix(config, chainId)}/leader`);
+  return etcd;
+}
+
+/** The coordinator of a running node: it takes over through the intake and leads by starting `duties`. */
+export function buildHaCoordinator(
+  p: { etcd: Etcd3; config: Config; chainId: string; peerId: string; rpcAddress: string; logger: Logger; chain: Chain; intake: BlockIntake },
+  duties: Omit<LeaderDuties, 'chain'>,
+): HaCoordinator {
+  const { config, chain } = p;
+  const coordinator = new HaCoordinator(
+    {
+      etcd: p.etcd,
+      settings: {
+        nodeId: config.ha.node_id || p.peerId,
+        rpcAddress: p.rpcAddress,
+        leaseTtlMs: config.ha.lease_ttl,
+        keyPrefix: haKeyPrefix(config, p.chainId),
+      },
+      logger: p.logger.child({ module: 'ha' }),
+      clock: Date.now,
+    },
+    {
+      ...duties,
+      chain: {
+        head: () => ({ height: chain.height, hash: chain.currentState.lastHeaderHash }),
+        applyRecorded: async (bytes) => void (await p.intake.apply(decodeBlock(bytes))),
+      },
+    },
+  );
+  // Fencing: no block of this node's is committed (nor gossiped) before etcd recorded it as the leader's.
+  chain.beforeCommit = (block) => coordinator.fence(block);
+  return coordinator;
+}
+
+/** A fence refusal stops production by itself (the coordinator stepped down): it is no reason to stop the node. */
+export const unlessFenced =
+  (onFatal: (err: Error) => void) =>
+  (err: Error): void => {
+    if (!(err instanceof FenceRejectedError)) onFatal(err);
+  };

@@ -1,0 +1,195 @@
+import { copyFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Daemon, freePort, getBlockJson, killAll, latestHeight, runCli, waitFor } from '../helpers/daemon.js';
+import { DaServer } from '../helpers/da.js';
+import { EtcdServer } from '../helpers/etcd.js';
+import { Homes } from '../helpers/homes.js';
+
+/*
+ * Three HA aggregators (spawned `noded start`, one genesis and one signer key,
+ * their own P2P identities) on one real etcd and one DA server. Faults are made
+ * when the test sees the cluster ready for them, never on a timer.
+ */
+
+const homes = new Homes();
+let etcd: EtcdServer;
+
+beforeAll(async () => {
+  etcd = await EtcdServer.start();
+});
+
+afterEach(async () => {
+  await killAll();
+  await etcd.start();
+  homes.cleanup();
+});
+
+afterAll(async () => {
+  await etcd?.remove();
+});
+
+/** Three homes of one chain: the first made by `init --aggregator`, the others given its genesis and signer key. */
+async function haHomes(chainId: string): Promise<string[]> {
+  const first = await homes.create(chainId, true);
+  const rest = [await homes.create(chainId, false), await homes.create(chainId, false)];
+  for (const home of rest) for (const file of ['genesis.json', 'signer.json']) copyFileSync(join(first, 'config', file), join(home, 'config', file));
+  return [first, ...rest];
+}
+
+/** Starts an HA node of the chain; `keyPrefix` keeps tests apart on the one etcd. */
+function startHa(home: string, da: string, keyPrefix: string, peers: string[]): Promise<Daemon> {
+  return Daemon.start(home, [
+    '--node.node.aggregator',
+    '--node.node.block_time',
+    '200ms',
+    '--no-node.da.local',
+    '--node.da.address',
+    da,
+    '--node.ha.enabled',
+    '--node.ha.etcd_endpoints',
+    etcd.endpoint,
+    '--node.ha.key_prefix',
+    keyPrefix,
+    // Above the 2s default: on a loaded machine an etcd call can take a second, and leadership would move about.
+    '--node.ha.lease_ttl',
+    '4s',
+    ...(peers.length > 0 ? ['--node.p2p.peers', peers.join(',')] : []),
+  ]);
+}
+
+/** How many of a node's log lines carry `text` (a message or a code, quoted as in JSON). */
+const linesWith = (d: Daemon, text: string) => d.stderr.split('\n').filter((l) => l.includes(`"${text}"`)).length;
+
+/** The node's HA role as its /status tells it (node_info.other.ha_role), or null when it does not answer. */
+async function roleOf(d: Daemon): Promise<string | null> {
+  try {
+    const res = (await (await fetch(`${d.status}/status`)).json()) as { result: { node_info: { other: Record<string, string> } } };
+    return res.result.node_info.other.ha_role ?? null;
+  } catch {
+    return null;
+  }
+}
+
+async function cluster(chainId: string): Promise<{ nodes: Daemon[]; homes: string[]; da: DaServer; prefix: string }> {
+  const hs = await haHomes(chainId);
+  const da = await DaServer.start(await homes.create('da-host', false));
+  const prefix = `/noded/${chainId}`;
+  const a = await startHa(hs[0]!, da.address, prefix, []);
+  const b = await startHa(hs[1]!, da.address, prefix, [a.p2p]);
+  const c = await startHa(hs[2]!, da.address, prefix, [a.p2p, b.p2p]);
+  return { nodes: [a, b, c], homes: hs, da, prefix };
+}
+
+/** The one running node that says it leads (a loaded machine may move leadership around before it settles). */
+const leaderOf = (nodes: Daemon[]) =>
+  waitFor(
+    async () => {
+      const running = nodes.filter((n) => n.running);
+      const roles = await Promise.all(running.map(roleOf));
+      const leading = running.filter((_, i) => roles[i] === 'leader');
+      return leading.length === 1 ? leading[0] : null;
+    },
+    'exactly one node to lead',
+    60_000,
+  );
+
+/** The block part of GetBlock's JSON at `height` (DA heights differ between nodes). */
+async function blockAt(rpc: string, height: number): Promise<string> {
+  const { status, json, text } = await getBlockJson(rpc, { height });
+  expect(status, text).toBe(200);
+  return JSON.stringify(json.block);
+}
+
+/** Every node holds every height up to the lowest head among them, and all hold the same block there. */
+async function expectOneBlockPerHeight(nodes: Daemon[]): Promise<number> {
+  const heights = await Promise.all(nodes.map((n) => latestHeight(n.rpc)));
+  const top = Math.min(...heights);
+  for (let h = 1; h <= top; h++) {
+    const blocks = new Set(await Promise.all(nodes.map((n) => blockAt(n.rpc, h))));
+    expect(blocks.size, `height ${h} has ${blocks.size} different blocks`).toBe(1);
+  }
+  return top;
+}
+
+/** `noded start` of an HA node expected to fail at start: its exit code and stderr. */
+function startHaFails(home: string, args: string[]) {
+  const ports = ['--node.rpc.address', '127.0.0.1:0', '--node.rpc.status_address', '127.0.0.1:0', '--node.p2p.listen_address', '/ip4/127.0.0.1/tcp/0'];
+  const da = ['--node.da.local', '--node.da.address', 'http://127.0.0.1:0'];
+  return runCli(['start', '--home', home, ...ports, ...da, '--node.ha.enabled', ...args], { OCLIF_COLUMNS: '1000' });
+}
+
+describe('HA start-up', () => {
+  it('an etcd that does not answer is an error at start naming the endpoint and what was expected', async () => {
+    const home = await homes.create('ha-no-etcd', true);
+    const endpoint = `http://127.0.0.1:${await freePort()}`;
+    const res = await startHaFails(home, ['--node.ha.etcd_endpoints', endpoint]);
+    expect(res.code, res.stderr).toBe(1);
+    expect(res.stderr).toContain(`etcd at ${endpoint} did not answer`);
+    expect(res.stderr).toContain('expected a running etcd v3 answering gRPC there; check ha.etcd_endpoints');
+  });
+
+  it('an HA node must be an aggregator', async () => {
+    const home = await homes.create('ha-full-node', false);
+    const res = await startHaFails(home, ['--node.ha.etcd_endpoints', etcd.endpoint]);
+    expect(res.code, res.stderr).toBe(1);
+    expect(res.stderr).toContain('ha.enabled needs node.aggregator');
+  });
+});
+
+describe('HA aggregators on a real etcd', () => {
+  it('kill -9 of the leader: another takes over from its head, and no height ever has two blocks', async () => {
+    const { nodes, homes: hs, da, prefix } = await cluster('ha-failover');
+    const first = await leaderOf(nodes);
+    await waitFor(async () => (await latestHeight(first.rpc)) >= 5, 'the leader to produce 5 blocks', 60_000);
+    const others = nodes.filter((n) => n !== first);
+    await waitFor(async () => (await Promise.all(others.map((n) => latestHeight(n.rpc)))).every((h) => h >= 3), 'the followers to follow', 60_000);
+
+    await first.kill('SIGKILL');
+    const second = await leaderOf(others);
+    const takeoverHeight = await latestHeight(second.rpc);
+    await waitFor(async () => (await latestHeight(second.rpc)) >= takeoverHeight + 5, 'the new leader to produce 5 blocks', 60_000);
+    const third = others.find((n) => n !== second)!;
+    await waitFor(async () => (await latestHeight(third.rpc)) >= takeoverHeight + 3, 'the other follower to follow the new leader', 60_000);
+
+    // status --json and /status tell the roles and the leader.
+    const leaderStatus = await runCli(['status', '--node', second.rpc, '--json']);
+    expect(leaderStatus.code, leaderStatus.stderr).toBe(0);
+    const leaderHa = JSON.parse(leaderStatus.stdout).ha;
+    expect(leaderHa).toMatchObject({ role: 'leader', leader: leaderHa.node_id });
+    const followerStatus = await runCli(['status', '--node', third.rpc, '--json']);
+    expect(JSON.parse(followerStatus.stdout).ha).toMatchObject({ role: 'follower', leader: leaderHa.node_id });
+    const comet = (await (await fetch(`${third.status}/status`)).json()) as { result: { node_info: { other: Record<string, string> } } };
+    expect(comet.result.node_info.other).toMatchObject({ ha_role: 'follower', ha_leader: leaderHa.node_id });
+
+    // The old leader comes back as a follower: the blocks it holds agree with the cluster's (its intake refuses any other).
+    const back = await startHa(hs[nodes.indexOf(first)]!, da.address, prefix, [second.p2p, third.p2p]);
+    await waitFor(async () => (await latestHeight(back.rpc)) >= takeoverHeight + 5, 'the old leader to follow as a follower', 60_000);
+    expect(await expectOneBlockPerHeight([second, third, back])).toBeGreaterThanOrEqual(takeoverHeight + 3);
+  }, 300_000);
+
+  it('a leader cut off from etcd stops producing; once etcd is back a leader goes on from the recorded head', async () => {
+    const { nodes } = await cluster('ha-etcd-gone');
+    const leader = await leaderOf(nodes);
+    await waitFor(async () => (await latestHeight(leader.rpc)) >= 3, 'the leader to produce 3 blocks', 60_000);
+
+    const stopped = linesWith(leader, 'block production stopped');
+    await etcd.stop();
+    // With etcd gone nobody may lead: every node says it follows, and the leader has stopped its producer.
+    await waitFor(async () => (await Promise.all(nodes.map(roleOf))).every((r) => r === 'follower'), 'every node to follow with etcd gone', 60_000);
+    await waitFor(() => linesWith(leader, 'block production stopped') > stopped, 'the leader to stop producing', 60_000);
+    const stoppedAt = await latestHeight(leader.rpc);
+
+    await etcd.start();
+    await waitFor(
+      async () => {
+        const heights = await Promise.all(nodes.map((n) => latestHeight(n.rpc)));
+        return heights.every((h) => h >= stoppedAt + 3);
+      },
+      'production to go on on every node once etcd is back',
+      60_000,
+    );
+    await expectOneBlockPerHeight(nodes);
+    for (const n of nodes) expect(n.running).toBe(true);
+  }, 300_000);
+});
