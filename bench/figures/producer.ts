@@ -29,9 +29,9 @@ function captureCommits(node: Node): Commit[] {
   const commits: Commit[] = [];
   const store = node.store;
   const commit = store.commitBlock.bind(store);
-  store.commitBlock = (block, hash, state, extraOps = [], blockBytes) => {
-    commits.push({ block, hash, state, extraOps, blockBytes });
-    return commit(block, hash, state, extraOps, blockBytes);
+  store.commitBlock = (block, hash, state, extraOps = [], ...rest) => {
+    commits.push({ block, hash, state, extraOps, blockBytes: rest[0] });
+    return commit(block, hash, state, extraOps, ...rest);
   };
   return commits;
 }

@@ -58,7 +58,11 @@ export class TxAlreadyKnownError extends TxRejectedError {
 export class Mempool {
   private readonly txs = new Map<string, Uint8Array>();
   private totalBytes = 0;
-  /** Ids of txs taken for the block being built: not in the store's index yet, and not to be queued again. */
+  /**
+   * Ids of txs taken for blocks not yet committed (a pipelined chain builds
+   * one while the one before is written): not in the store's index yet, and
+   * not to be queued again.
+   */
   private readonly inBlock = new Set<string>();
   /** Txs whose lookup has not started yet: looked up together, in one LevelDB getMany. */
   private batch: Admission[] = [];
@@ -246,8 +250,9 @@ export class Mempool {
     for (const [id, tx] of [...back, ...rest]) this.txs.set(id, tx);
   }
 
-  /** The block built from the last `take` is committed: the store's index now answers for its txs. */
-  blockCommitted(): void {
-    this.inBlock.clear();
+  /** A block holding `txs` is committed: the store's index now answers for them (txs taken for a later block stay held here). */
+  blockCommitted(txs: Uint8Array[]): void {
+    if (this.inBlock.size === 0) return;
+    for (const tx of txs) this.inBlock.delete(txHash(tx).toString('binary'));
   }
 }

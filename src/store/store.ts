@@ -124,21 +124,33 @@ export class BlockStore {
    * and an executor's writes in one batch, which also takes the block's txs out
    * of the mempool bucket (MempoolJournal); produced and synced blocks alike come through here.
    * `blockBytes`: the block's protobuf, when the caller has it already.
+   * `after`: the commit of the block before, when it may be under way (a
+   * pipelined chain): this batch is made ready meanwhile and written once that
+   * one is, never when it failed.
    */
-  async commitBlock(block: Block, hash: Uint8Array, state: State, extraOps: StoreOp[] = [], blockBytes: Uint8Array = encodeBlock(block)): Promise<void> {
+  async commitBlock(
+    block: Block,
+    hash: Uint8Array,
+    state: State,
+    extraOps: StoreOp[] = [],
+    blockBytes: Uint8Array = encodeBlock(block),
+    after?: Promise<void>,
+  ): Promise<void> {
     const height = block.header!.header!.height;
     const txs = block.data?.txs ?? [];
-    // The mempool hands out txs while they are being kept: the block goes in after their entries, to take them out.
-    await this.mempool.written();
-    const mempool = this.mempool.commitOps(txs);
     const ops: StoreOp[] = [
       { type: 'put', key: heightKey(Bucket.block, height), value: blockBytes },
       { type: 'put', key: bucketKey(Bucket.heightByHash, hash), value: heightBytes(height) },
       ...txIndexOps(txs, height),
-      ...mempool.ops,
       { type: 'put', key: bucketKey(Bucket.state), value: toBinary(StateSchema, state) },
       ...extraOps,
     ];
+    await after;
+    // The mempool hands out txs while they are being kept: the block goes in after their entries, to take them out.
+    // Read once the block before is written: its txs have left their entries then.
+    await this.mempool.written();
+    const mempool = this.mempool.commitOps(txs);
+    for (const op of mempool.ops) ops.push(op);
     await this.write(ops);
     mempool.done();
     this.latestHeight = height;

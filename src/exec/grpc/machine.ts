@@ -259,7 +259,7 @@ export class LedgerMachine implements ServedMachine {
         this.store.metadataOp(MetadataKey.execHeight, heightBytes(height)),
       ]);
       this.height = height;
-      this.core.mempool.blockCommitted();
+      this.core.mempool.blockCommitted(txs);
       return result.root;
     });
   }
