@@ -43,6 +43,20 @@ describe('Mempool admission', () => {
     await Promise.all(adds);
   });
 
+  it("still refuses the txs of a block being built when the block before it is committed (a pipelined chain)", async () => {
+    const index = new Index();
+    const mempool = new Mempool({ maxTxs: 100, maxTxBytes: 64, retryAfterSeconds: 1 }, index);
+    await mempool.add(tx('a=1'));
+    const first = mempool.take(1, 1 << 20);
+    await mempool.add(tx('b=1'));
+    mempool.take(1, 1 << 20);
+    // The first block is committed, its tx indexed; the second is not yet.
+    index.entries.set(digestHex(tx('a=1')), { height: 1n, index: 0 });
+    mempool.blockCommitted(first);
+    await expect(mempool.add(tx('a=1'))).rejects.toThrow('tx already committed in block 1 (index 0)');
+    await expect(mempool.add(tx('b=1'))).rejects.toThrow('tx already in mempool');
+  });
+
   it('refuses a committed tx naming its block, a second copy while the first is looked up, and past maxTxs', async () => {
     const index = new Index();
     index.entries.set(digestHex(tx('old=1')), { height: 7n, index: 2 });
