@@ -137,12 +137,12 @@ export async function produceFullBlocks(node: Node, blocks: number, txsPerBlock:
   const feeder = txFeeder(node);
   const batches = Array.from({ length: blocks }, (_, b) => makeTxs(txsPerBlock, txBytes, `${tag}b${b}`));
   const store = node.store;
-  const commitBlock = store.commitBlock;
+  const commitBlock = store.commitBlock.bind(store);
   let handed = 0;
   store.commitBlock = (...args) => {
     handed++;
     if (handed < blocks) feeder.feed(batches[handed]!);
-    return commitBlock.apply(store, args);
+    return commitBlock(...args);
   };
   let committed = 0;
   const lastCommitAt = new Promise<number>((resolve, reject) => {

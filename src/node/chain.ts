@@ -192,7 +192,9 @@ export class Chain {
         `app_hash ${Buffer.from(header.appHash).toString('hex')} is not this node's state root ${Buffer.from(prev.appHash).toString('hex')}: execution layer out of sync`,
       );
     }
-    await (await this.execute(block.data!.txs, header.height, header.time, () => encodeBlockAndData(block), daHeights)).committed;
+    await (
+      await this.execute(block.data!.txs, header.height, header.time, () => encodeBlockAndData(block), daHeights)
+    ).committed;
   }
 
   /**

@@ -3,6 +3,7 @@ export {
   STORE_FORMAT_VERSION,
   StoreFormatError,
   StoreLockedError,
+  blockOps,
   decodeStoredBlock,
   emptyState,
   type StoreOp,

@@ -43,7 +43,7 @@ describe('Mempool admission', () => {
     await Promise.all(adds);
   });
 
-  it("still refuses the txs of a block being built when the block before it is committed (a pipelined chain)", async () => {
+  it('still refuses the txs of a block being built when the block before it is committed (a pipelined chain)', async () => {
     const index = new Index();
     const mempool = new Mempool({ maxTxs: 100, maxTxBytes: 64, retryAfterSeconds: 1 }, index);
     await mempool.add(tx('a=1'));

@@ -21,14 +21,14 @@ describe('Chain, pipelined (kv)', () => {
     const parts = await coreParts(closers);
     const chain = await buildChain(parts);
     const store = parts.store;
-    const commitBlock = store.commitBlock;
+    const commitBlock = store.commitBlock.bind(store);
     let release = () => {};
     const held = new Promise<void>((resolve) => (release = resolve));
     const written: bigint[] = [];
     store.commitBlock = async (...args) => {
       const height = args[0].header!.header!.height;
       if (height === 1n) await held;
-      await commitBlock.apply(store, args);
+      await commitBlock(...args);
       written.push(height);
     };
     const told: bigint[] = [];
@@ -50,7 +50,9 @@ describe('Chain, pipelined (kv)', () => {
     release();
     await first.committed;
     await second.committed;
-    await (await third).committed;
+    await (
+      await third
+    ).committed;
     expect(written).toEqual([1n, 2n, 3n]);
     expect(told).toEqual([1n, 2n, 3n]);
     expect(chain.height).toBe(3n);
@@ -65,7 +67,7 @@ describe('Chain, pipelined (kv)', () => {
     const parts = await coreParts(closers);
     const chain = await buildChain(parts);
     const store = parts.store;
-    const commitBlock = store.commitBlock;
+    const commitBlock = store.commitBlock.bind(store);
     const written: bigint[] = [];
     store.commitBlock = async (...args) => {
       const height = args[0].header!.header!.height;
@@ -73,7 +75,7 @@ describe('Chain, pipelined (kv)', () => {
         await args[5];
         throw new Error('disk full');
       }
-      await commitBlock.apply(store, args);
+      await commitBlock(...args);
       written.push(height);
     };
     const first = await chain.build([enc('x=1')], TIME, parts.signer);
