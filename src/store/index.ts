@@ -10,4 +10,4 @@ export {
   type StoredBlock,
   type TxLocation,
 } from './store.js';
-export { Bucket, MetadataKey, bucketKey, heightKey, stringKey, heightBytes, readHeight } from './buckets.js';
+export { Bucket, MetadataKey, bucketKey, bucketKeysOf, heightKey, stringKey, heightBytes, readHeight } from './buckets.js';

@@ -5,7 +5,7 @@ import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { BlockSchema, StateSchema, encodeBlock, txHash, type Block, type State } from '../types/index.js';
 import { MempoolJournal } from './mempool-journal.js';
 import { storeOpenRemedy } from './open-error.js';
-import { Bucket, MetadataKey, bucketKey, heightKey, heightBytes, readHeight, stringKey } from './buckets.js';
+import { Bucket, MetadataKey, bucketKey, bucketKeysOf, heightKey, heightBytes, readHeight, stringKey } from './buckets.js';
 
 type Db = ClassicLevel<Uint8Array, Uint8Array>;
 
@@ -217,7 +217,7 @@ export class BlockStore {
 
   /** getTxLocation of many txs in one LevelDB call (tx admission looks up each tx it takes). */
   async getTxLocations(txHashes: Uint8Array[]): Promise<Array<TxLocation | null>> {
-    const values = await this.db.getMany(txHashes.map((h) => bucketKey(Bucket.txByHash, h)));
+    const values = await this.db.getMany(bucketKeysOf(Bucket.txByHash, txHashes));
     return values.map(readTxLocation);
   }
 

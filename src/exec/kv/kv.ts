@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import { ExecTxResult } from 'cosmjs-types/tendermint/abci/types';
-import { Bucket, MetadataKey, bucketKey, stringKey, type BlockStore, type StoreOp } from '../../store/index.js';
+import { Bucket, MetadataKey, bucketKeysOf, stringKey, type BlockStore, type StoreOp } from '../../store/index.js';
 import { TxRejectedError, type BlockResults, type ExecResult, type Executor } from '../executor.js';
 import { filterBySize, type FilterStatus } from '../filter.js';
 import type { Mempool } from '../mempool.js';
@@ -164,11 +164,16 @@ export class KvExecutor implements Executor {
     /** Keys that may be in the state already, and their store keys: their old values come out of the sum. */
     const overwritten: Uint8Array[] = [];
     const overwrittenStoreKeys: Uint8Array[] = [];
-    for (const [name, tx] of lastWrites) {
+    const written = [...lastWrites];
+    const storeKeys = bucketKeysOf(
+      Bucket.kvState,
+      written.map(([, tx]) => tx.subarray(0, keyEnd(tx))),
+    );
+    for (const [i, [name, tx]] of written.entries()) {
       const eq = keyEnd(tx);
       const key = tx.subarray(0, eq);
       const value = tx.subarray(eq + 1);
-      const storeKey = bucketKey(Bucket.kvState, key);
+      const storeKey = storeKeys[i]!;
       storeOps.push({ type: 'put', key: storeKey, value });
       sum.add(entryDigest(key, value), 1);
       if (!this.keys.add(key)) continue;
