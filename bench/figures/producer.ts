@@ -1,8 +1,7 @@
-import { toBinary } from '@bufbuild/protobuf';
 import { ClassicLevel } from 'classic-level';
 import type { Node } from '../../src/node/index.js';
-import { Bucket, bucketKey, heightBytes, heightKey, type StoreOp } from '../../src/store/index.js';
-import { BlockSchema, StateSchema, type Block, type State } from '../../src/types/index.js';
+import { blockOps, type StoreOp } from '../../src/store/index.js';
+import { encodeBlock, type Block, type State } from '../../src/types/index.js';
 import type { Bench, BenchOptions } from '../lib/figure.js';
 import { createAggregatorHome, openNode, produceFullBlocks } from '../lib/node.js';
 import { row } from '../lib/report.js';
@@ -29,23 +28,19 @@ function captureCommits(node: Node): Commit[] {
   const commits: Commit[] = [];
   const store = node.store;
   const commit = store.commitBlock.bind(store);
-  store.commitBlock = (block, hash, state, extraOps = [], blockBytes) => {
-    commits.push({ block, hash, state, extraOps, blockBytes });
-    return commit(block, hash, state, extraOps, blockBytes);
+  store.commitBlock = (block, hash, state, extraOps = [], ...rest) => {
+    commits.push({ block, hash, state, extraOps, blockBytes: rest[0] });
+    return commit(block, hash, state, extraOps, ...rest);
   };
   return commits;
 }
 
-/** The batch BlockStore.commitBlock writes for a commit: same keys, same encodings (src/store/store.ts). */
-function batchOf(c: Commit): StoreOp[] {
-  const height = c.block.header!.header!.height;
-  return [
-    { type: 'put', key: heightKey(Bucket.block, height), value: c.blockBytes ?? toBinary(BlockSchema, c.block) },
-    { type: 'put', key: bucketKey(Bucket.heightByHash, c.hash), value: heightBytes(height) },
-    { type: 'put', key: bucketKey(Bucket.state), value: toBinary(StateSchema, c.state) },
-    ...c.extraOps,
-  ];
-}
+/**
+ * The batch BlockStore.commitBlock writes for a commit, made by the store's
+ * own blockOps (same keys, same encodings), all but the mempool bucket's
+ * deletes (a few a block, which depend on when txs arrived).
+ */
+const batchOf = (c: Commit): StoreOp[] => blockOps(c.block, c.hash, c.state, c.extraOps, c.blockBytes ?? encodeBlock(c.block));
 
 /** Runs the real BlockProducer (block_time 1ms) until `blocks` full blocks are committed (see produceFullBlocks). */
 async function produceBlocks(home: string, blocks: number, tag: string): Promise<{ blocksPerSecond: number; commits: Commit[] }> {
@@ -102,15 +97,15 @@ export const producer: Bench = {
     );
     const note =
       `Real BlockProducer in a real in-process node (node.block_time 1ms), ${blocks} blocks of ${TXS_PER_BLOCK} txs × ${TX_BYTES} B per round, ` +
-      `mempool refilled by chain.onBlock (tx admission is timed); DA posting kept out (DA at a closed port, max_pending_blocks 0). Baseline: the same batches the store committed (block, hash index, state, kv entries, ` +
-      `state root — captured from BlockStore.commitBlock) written to a separate temp classic-level DB, one awaited batch per block.`;
+      `each block's txs admitted once the block before is handed to the store (tx admission is timed); DA posting kept out (DA at a closed port, max_pending_blocks 0). Baseline: the same batches the store committed (block, hash index, tx-hash index, state, kv entries, ` +
+      `state root — captured from BlockStore.commitBlock, made by the store's blockOps; not the few mempool-bucket deletes) written to a separate temp classic-level DB, one awaited batch per block.`;
     return [
-      row('Producer blocks/s', 'blocks/s', paired, { ratioAtLeast: 0.5 }, note),
+      row('Producer blocks/s', 'blocks/s', paired, { ratioAtLeast: 0.7 }, note),
       row(
         'Producer txs/s',
         'txs/s',
         scalePaired(paired, TXS_PER_BLOCK),
-        { ratioAtLeast: 0.5 },
+        { ratioAtLeast: 0.7 },
         'blocks/s × 1,000 txs per block (every block checked to hold 1,000).',
       ),
     ];

@@ -37,6 +37,16 @@ export interface Executor {
    */
   filterTxs(txs: Uint8Array[], maxBytes: number, maxGas: number, hasForceIncludedTransaction: boolean): Promise<FilterStatus[]>;
   executeTxs(txs: Uint8Array[], height: bigint, time: bigint, prevStateRoot: Uint8Array): Promise<ExecResult>;
+  /**
+   * True when executeTxs of block N+1 may run while block N's batch is still
+   * being written (a pipelined chain, src/node/chain.ts): the executor reads
+   * through block N's writes itself, and the chain keeps no other block
+   * uncommitted. Only a layer whose state is in the node's batch can: the kv
+   * machine. A layer with state of its own (EVM, ABCI, gRPC) commits a block
+   * when it executes it, or is told to (blockCommitted), so it must never run
+   * ahead of the node's store.
+   */
+  readonly pipelined?: boolean;
   setFinal(height: bigint): Promise<void>;
   /**
    * Queues a tx sent to the node (an out-of-process layer may check it first);

@@ -27,5 +27,6 @@ export function instrumentExecutor(executor: Executor, metrics: NodeMetrics): Ex
     executeTxs: timed('executeTxs', (...args: Parameters<Executor['executeTxs']>) => executor.executeTxs(...args)),
     setFinal: timed('setFinal', (height: bigint) => executor.setFinal(height)),
     submitTx: (tx) => executor.submitTx(tx),
+    pipelined: executor.pipelined === true,
   };
 }

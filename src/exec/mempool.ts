@@ -11,12 +11,10 @@ export interface MempoolLimits {
 }
 
 /**
- * The store as the mempool uses it: the tx-hash index (and its height, to tell
- * whether a block landed meanwhile) to refuse committed txs, and the mempool
- * bucket that keeps acknowledged txs through a crash.
+ * The store as the mempool uses it: the tx-hash index to refuse committed
+ * txs, and the mempool bucket that keeps acknowledged txs through a crash.
  */
 export interface MempoolStore {
-  height(): bigint;
   getTxLocations(txHashes: Uint8Array[]): Promise<Array<TxLocation | null>>;
   keepMempoolTxs(txs: Uint8Array[]): Promise<void>;
   /** The kept txs no committed block holds, in the order they were kept. */
@@ -58,12 +56,22 @@ export class TxAlreadyKnownError extends TxRejectedError {
 export class Mempool {
   private readonly txs = new Map<string, Uint8Array>();
   private totalBytes = 0;
-  /** Ids of txs taken for the block being built: not in the store's index yet, and not to be queued again. */
+  /**
+   * Ids of txs taken for blocks not yet committed (a pipelined chain builds
+   * one while the one before is written): not in the store's index yet, and
+   * not to be queued again.
+   */
   private readonly inBlock = new Set<string>();
   /** Txs whose lookup has not started yet: looked up together, in one LevelDB getMany. */
   private batch: Admission[] = [];
   /** Ids of every tx being admitted (batched or under lookup), so a second copy is refused at once. */
   private readonly admitting = new Set<string>();
+  /**
+   * How many committed blocks held a tx this mempool did not hand out (a
+   * forced tx, a block synced from DA or a peer): such a block may hold a tx
+   * being admitted, so a lookup under way when one lands is made again.
+   */
+  private foreignBlocks = 0;
   /** Index lookups under way. */
   private readonly lookups = new Set<Promise<void>>();
 
@@ -145,9 +153,11 @@ export class Mempool {
   private async admit(batch: Admission[]): Promise<void> {
     let pending = batch;
     try {
-      // A block committed while the index was read may hold a tx and have cleared it from inBlock: read those again.
-      for (let height = -1n; pending.length > 0 && height !== this.store.height();) {
-        height = this.store.height();
+      // A block committed while the index was read may hold a tx being admitted only if the tx did not come from
+      // here (a tx handed out was refused when it came again): after such a block, read again. A pipelined
+      // producer commits a block during most lookups; reading again each time doubled the index reads.
+      for (let seen = -1; pending.length > 0 && seen !== this.foreignBlocks;) {
+        seen = this.foreignBlocks;
         const locations = await this.store.getTxLocations(pending.map((a) => a.digest));
         pending = pending.filter((a, i) => {
           const location = locations[i];
@@ -246,8 +256,10 @@ export class Mempool {
     for (const [id, tx] of [...back, ...rest]) this.txs.set(id, tx);
   }
 
-  /** The block built from the last `take` is committed: the store's index now answers for its txs. */
-  blockCommitted(): void {
-    this.inBlock.clear();
+  /** A block holding `txs` is committed: the store's index now answers for them (txs taken for a later block stay held here). */
+  blockCommitted(txs: Uint8Array[]): void {
+    let foreign = false;
+    for (const tx of txs) if (!this.inBlock.delete(txHash(tx).toString('binary'))) foreign = true;
+    if (foreign) this.foreignBlocks++;
   }
 }

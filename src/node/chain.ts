@@ -33,9 +33,34 @@ export interface ProducedBlock {
   bytes: Uint8Array;
 }
 
+/** A block built, executed and signed, and its commit under way. */
+export interface BuiltBlock {
+  block: Block;
+  /** Resolves once the block is committed and the chain's listeners told; rejects when its commit (or one before it) failed. */
+  committed: Promise<void>;
+}
+
+/** What the next block builds on: the last block built, committed or not. */
+interface Tip {
+  state: State;
+  dataHash: Uint8Array;
+  /** Settles once that block is committed (at once for the committed chain). */
+  committed: Promise<void>;
+  /** Settles once the block below it is committed. */
+  parentCommitted: Promise<void>;
+}
+
 /**
  * The chain as this node holds it: the state after the last committed block,
  * and the one way new blocks get in (built here, executed, committed atomically).
+ *
+ * Pipelined (an executor that says it can, Executor.pipelined): block N+1 is
+ * built and executed while block N's batch is written, and its batch goes in
+ * once N's is written. Everything the node tells (height, state, listeners:
+ * gossip, DA submission, wait=commit answers) is of committed blocks only; a
+ * block built but not committed is `tip` alone. At most one block is
+ * uncommitted below the one being built, so a kill -9 loses at most the blocks
+ * never committed, which nobody was told of.
  */
 export class Chain {
   private listeners: BlockListener[] = [];
@@ -47,6 +72,7 @@ export class Chain {
    * dropped and the error goes to the producer. Blocks applied from peers or DA skip it.
    */
   beforeCommit: ((block: ProducedBlock) => Promise<void>) | null = null;
+  private tip: Tip;
 
   private constructor(
     private state: State,
@@ -60,7 +86,9 @@ export class Chain {
     private readonly store: BlockStore,
     private readonly executor: Executor,
     private readonly genesis: Genesis,
-  ) {}
+  ) {
+    this.tip = { state, dataHash: lastBlockDataHash, committed: Promise.resolve(), parentCommitted: Promise.resolve() };
+  }
 
   /** Loads the committed state, or runs the executor's genesis on an empty store. */
   static async load(store: BlockStore, executor: Executor, genesis: Genesis, logger: Logger): Promise<Chain> {
@@ -122,11 +150,24 @@ export class Chain {
    * `signer` is the genesis proposer's address alone: the block goes unsigned.
    */
   async produce(txs: Uint8Array[], timeNanos: bigint, signer: BlockSigner, ops: StoreOp[] = []): Promise<Block> {
-    const prev = this.state;
+    const { block, committed } = await this.build(txs, timeNanos, signer, ops);
+    await committed;
+    return block;
+  }
+
+  /**
+   * produce(), but resolves once the block is built and executed, its commit
+   * under way: the caller builds the next one meanwhile. A pipelined executor
+   * builds on the block before once that one's batch is in (its own batch may
+   * still be going); any other waits for its commit.
+   */
+  async build(txs: Uint8Array[], timeNanos: bigint, signer: BlockSigner, ops: StoreOp[] = []): Promise<BuiltBlock> {
+    await (this.executor.pipelined ? this.tip.parentCommitted : this.tip.committed);
+    const prev = this.tip.state;
     // Block times strictly increase even if the wall clock steps back.
-    const lastTime = this.lastBlockTime;
+    const lastTime = nanosOfTimestamp(prev.lastBlockTime);
     const time = timeNanos > lastTime ? timeNanos : lastTime + 1n;
-    const height = this.nextHeight;
+    const height = prev.lastBlockHeight === 0n ? this.genesis.initialHeight : prev.lastBlockHeight + 1n;
     const build = () =>
       buildEncodedBlock({
         chainId: prev.chainId,
@@ -134,7 +175,7 @@ export class Chain {
         time,
         txs,
         lastHeaderHash: prev.lastHeaderHash,
-        lastDataHash: this.lastBlockDataHash,
+        lastDataHash: this.tip.dataHash,
         appHash: prev.appHash,
         signer,
       });
@@ -147,6 +188,7 @@ export class Chain {
    * with its DA heights when known. Throws InvalidBlockError saying which check failed.
    */
   async apply(block: Block, daHeights?: { header: bigint; data: bigint }): Promise<void> {
+    await this.tip.committed;
     const prev = this.state;
     validateBlock(block, {
       chainId: prev.chainId,
@@ -165,13 +207,16 @@ export class Chain {
         `app_hash ${Buffer.from(header.appHash).toString('hex')} is not this node's state root ${Buffer.from(prev.appHash).toString('hex')}: execution layer out of sync`,
       );
     }
-    await this.execute(block.data!.txs, header.height, header.time, () => encodeBlockAndData(block), daHeights);
+    await (
+      await this.execute(block.data!.txs, header.height, header.time, () => encodeBlockAndData(block), daHeights)
+    ).committed;
   }
 
   /**
-   * Executes a block's txs, then commits the block `encode` builds and encodes:
-   * it runs while the executor waits on its store reads (the block's app_hash
-   * is the state root before the txs, so it does not wait for them).
+   * Executes a block's txs on the tip, then starts the commit of the block
+   * `encode` builds and encodes: it runs while the executor waits on its store
+   * reads (the block's app_hash is the state root before the txs, so it does
+   * not wait for them). The commit's batch goes in once the tip's is written.
    */
   private async execute(
     txs: Uint8Array[],
@@ -181,8 +226,8 @@ export class Chain {
     daHeights?: { header: bigint; data: bigint },
     extraOps: StoreOp[] = [],
     beforeCommit: Chain['beforeCommit'] = null,
-  ): Promise<Block> {
-    const prev = this.state;
+  ): Promise<BuiltBlock> {
+    const prev = this.tip.state;
     const encoding = (async () => encode())();
     // A produced block passes its check (the HA fence) before it runs: a refused one leaves the execution layer untouched.
     if (beforeCommit) {
@@ -203,11 +248,17 @@ export class Chain {
     });
     const ops = [...(result.storeOps ?? []), ...extraOps];
     if (daHeights) ops.push(this.store.daHeightsOp(header.height, daHeights.header, daHeights.data));
-    await this.store.commitBlock(block, hash, next, ops, encoded.bytes);
-    this.state = next;
-    this.lastBlockDataHash = encodedDataHash(encoded.data);
-    this.lastCommitAt = Date.now();
-    for (const l of this.listeners) l(block, hash);
-    return block;
+    const dataHash = encodedDataHash(encoded.data);
+    const below = this.tip.committed;
+    const committed = this.store.commitBlock(block, hash, next, ops, encoded.bytes, below).then(() => {
+      this.state = next;
+      this.lastBlockDataHash = dataHash;
+      this.lastCommitAt = Date.now();
+      for (const l of this.listeners) l(block, hash);
+    });
+    // Whoever built the block hears of a failure; the next block's build (which waits on this) too.
+    committed.catch(() => undefined);
+    this.tip = { state: next, dataHash, committed, parentCommitted: below };
+    return { block, committed };
   }
 }

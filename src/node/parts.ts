@@ -134,7 +134,7 @@ export interface CoreParts {
 /** The chain, telling the mempool and the execution layer of each block it commits. */
 export async function buildChain(p: Pick<CoreParts, 'store' | 'mempool' | 'executor' | 'execution' | 'genesis' | 'logger'>): Promise<Chain> {
   const chain = await Chain.load(p.store, p.execution, p.genesis, p.logger.child({ module: 'chain' }));
-  chain.onBlock(() => p.mempool.blockCommitted());
+  chain.onBlock((block) => p.mempool.blockCommitted(block.data?.txs ?? []));
   if (p.executor.blockCommitted) chain.onBlock((block) => p.executor.blockCommitted!(block.header!.header!.height));
   return chain;
 }

@@ -128,33 +128,50 @@ export class BlockProducer {
     return atCap;
   }
 
+  /**
+   * The loop. Each block's commit goes on while the next is built (the chain
+   * decides how far: a pipelined executor's next block is built while this
+   * one's batch is written, Chain.build); the loop ends once the last is committed.
+   */
   private async run(signal: AbortSignal): Promise<void> {
     const { blockTimeMs, lazyMode, lazyBlockIntervalMs } = this.opts;
     let lastBlockAt = Date.now();
     let nextTick = Date.now() + blockTimeMs;
+    let lastCommitted: Promise<void> = Promise.resolve();
+    let previousCommitAt = 0;
     this.logger.info({ blockTime: `${blockTimeMs}ms`, lazyMode, height: Number(this.chain.nextHeight) }, 'block production started');
-    while (!signal.aborted) {
-      const wait = nextTick - Date.now();
-      // A timer waits at least 1 ms: when the block is already due, only let the event loop turn.
-      await (wait > 0 ? sleep(wait, signal) : new Promise(setImmediate));
-      // Keep a steady cadence, but do not burst to catch up after a slow block.
-      nextTick = Math.max(nextTick + blockTimeMs, Date.now());
-      if (this.atPendingCap()) continue;
-      if (lazyMode && this.opts.pendingTxs() === 0 && (this.opts.forced?.queue.pendingCount ?? 0) === 0 && Date.now() - lastBlockAt < lazyBlockIntervalMs)
-        continue;
-      // The executor learns the block's time first: an EVM payload is built with it.
-      const time = nowNanos();
-      const txs = await this.blockTxs(time);
-      const previousCommitAt = this.chain.lastCommitAt;
-      const block = await this.chain.produce(txs.txs, time, this.signer, txs.forced?.ops);
-      txs.forced?.commit();
-      lastBlockAt = Date.now();
-      if (this.metrics) {
-        this.metrics.blockTxs.observe(txs.txs.length);
-        // The first block after a start has no previous one to measure from.
-        if (previousCommitAt > 0) this.metrics.blockInterval.observe((this.chain.lastCommitAt - previousCommitAt) / 1000);
+    try {
+      while (!signal.aborted) {
+        const wait = nextTick - Date.now();
+        // A timer waits at least 1 ms: when the block is already due, only let the event loop turn.
+        await (wait > 0 ? sleep(wait, signal) : new Promise(setImmediate));
+        // Keep a steady cadence, but do not burst to catch up after a slow block.
+        nextTick = Math.max(nextTick + blockTimeMs, Date.now());
+        if (this.atPendingCap()) continue;
+        if (lazyMode && this.opts.pendingTxs() === 0 && (this.opts.forced?.queue.pendingCount ?? 0) === 0 && Date.now() - lastBlockAt < lazyBlockIntervalMs)
+          continue;
+        // The executor learns the block's time first: an EVM payload is built with it.
+        const time = nowNanos();
+        const txs = await this.blockTxs(time);
+        const { block, committed } = await this.chain.build(txs.txs, time, this.signer, txs.forced?.ops);
+        // The next block selects forced txs after this one's; the queue's checkpoint is in this block's batch.
+        txs.forced?.commit();
+        lastBlockAt = Date.now();
+        lastCommitted = committed.then(() => {
+          if (this.metrics) {
+            this.metrics.blockTxs.observe(txs.txs.length);
+            // The first block after a start has no previous one to measure from.
+            if (previousCommitAt > 0) this.metrics.blockInterval.observe((this.chain.lastCommitAt - previousCommitAt) / 1000);
+            previousCommitAt = this.chain.lastCommitAt;
+          }
+          this.logger.debug({ height: Number(block.header!.header!.height), txs: txs.txs.length }, 'produced block');
+        });
+        // A failed commit stops the loop at the next block's build (Chain.build waits on it), or below.
+        lastCommitted.catch(() => undefined);
       }
-      this.logger.debug({ height: Number(block.header!.header!.height), txs: txs.txs.length }, 'produced block');
+    } finally {
+      // Stopped (or failed) with a block's commit under way: the loop is done once it is in.
+      await lastCommitted;
     }
   }
 

@@ -55,6 +55,26 @@ export function bucketKey(bucket: Bucket, suffix: Uint8Array = new Uint8Array(0)
   return key;
 }
 
+/**
+ * Keys of one bucket, each a view of one shared buffer: a small buffer a key
+ * is an allocation each, and a copy out of the JS heap each when LevelDB takes
+ * it (1,000 keys a batch: ~10% of the batch's CPU time in a micro-benchmark).
+ */
+export function bucketKeysOf(bucket: Bucket, suffixes: Uint8Array[]): Uint8Array[] {
+  let size = 0;
+  for (const suffix of suffixes) size += 1 + suffix.length;
+  const buffer = new Uint8Array(size);
+  const keys: Uint8Array[] = [];
+  let at = 0;
+  for (const suffix of suffixes) {
+    buffer[at] = bucket;
+    buffer.set(suffix, at + 1);
+    keys.push(buffer.subarray(at, at + 1 + suffix.length));
+    at += 1 + suffix.length;
+  }
+  return keys;
+}
+
 export function heightBytes(height: bigint): Uint8Array {
   const b = new Uint8Array(8);
   new DataView(b.buffer).setBigUint64(0, height);

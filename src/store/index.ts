@@ -3,10 +3,11 @@ export {
   STORE_FORMAT_VERSION,
   StoreFormatError,
   StoreLockedError,
+  blockOps,
   decodeStoredBlock,
   emptyState,
   type StoreOp,
   type StoredBlock,
   type TxLocation,
 } from './store.js';
-export { Bucket, MetadataKey, bucketKey, heightKey, stringKey, heightBytes, readHeight } from './buckets.js';
+export { Bucket, MetadataKey, bucketKey, bucketKeysOf, heightKey, stringKey, heightBytes, readHeight } from './buckets.js';

@@ -5,7 +5,7 @@ import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { BlockSchema, StateSchema, encodeBlock, txHash, type Block, type State } from '../types/index.js';
 import { MempoolJournal } from './mempool-journal.js';
 import { storeOpenRemedy } from './open-error.js';
-import { Bucket, MetadataKey, bucketKey, heightKey, heightBytes, readHeight, stringKey } from './buckets.js';
+import { Bucket, MetadataKey, bucketKey, bucketKeysOf, heightKey, heightBytes, readHeight, stringKey } from './buckets.js';
 
 type Db = ClassicLevel<Uint8Array, Uint8Array>;
 
@@ -124,24 +124,29 @@ export class BlockStore {
    * and an executor's writes in one batch, which also takes the block's txs out
    * of the mempool bucket (MempoolJournal); produced and synced blocks alike come through here.
    * `blockBytes`: the block's protobuf, when the caller has it already.
+   * `after`: the commit of the block before, when it may be under way (a
+   * pipelined chain): this batch is made ready meanwhile and written once that
+   * one is, never when it failed.
    */
-  async commitBlock(block: Block, hash: Uint8Array, state: State, extraOps: StoreOp[] = [], blockBytes: Uint8Array = encodeBlock(block)): Promise<void> {
-    const height = block.header!.header!.height;
+  async commitBlock(
+    block: Block,
+    hash: Uint8Array,
+    state: State,
+    extraOps: StoreOp[] = [],
+    blockBytes: Uint8Array = encodeBlock(block),
+    after?: Promise<void>,
+  ): Promise<void> {
     const txs = block.data?.txs ?? [];
+    const ops = blockOps(block, hash, state, extraOps, blockBytes);
+    await after;
     // The mempool hands out txs while they are being kept: the block goes in after their entries, to take them out.
+    // Read once the block before is written: its txs have left their entries then.
     await this.mempool.written();
     const mempool = this.mempool.commitOps(txs);
-    const ops: StoreOp[] = [
-      { type: 'put', key: heightKey(Bucket.block, height), value: blockBytes },
-      { type: 'put', key: bucketKey(Bucket.heightByHash, hash), value: heightBytes(height) },
-      ...txIndexOps(txs, height),
-      ...mempool.ops,
-      { type: 'put', key: bucketKey(Bucket.state), value: toBinary(StateSchema, state) },
-      ...extraOps,
-    ];
+    for (const op of mempool.ops) ops.push(op);
     await this.write(ops);
     mempool.done();
-    this.latestHeight = height;
+    this.latestHeight = block.header!.header!.height;
   }
 
   /**
@@ -212,7 +217,7 @@ export class BlockStore {
 
   /** getTxLocation of many txs in one LevelDB call (tx admission looks up each tx it takes). */
   async getTxLocations(txHashes: Uint8Array[]): Promise<Array<TxLocation | null>> {
-    const values = await this.db.getMany(txHashes.map((h) => bucketKey(Bucket.txByHash, h)));
+    const values = await this.db.getMany(bucketKeysOf(Bucket.txByHash, txHashes));
     return values.map(readTxLocation);
   }
 
@@ -322,17 +327,45 @@ export class BlockStore {
 }
 
 /**
+ * A block's writes but the mempool bucket's: the block, its hash index, its
+ * txs' hash index, the state after it and `extraOps` (the executor's).
+ */
+export function blockOps(block: Block, hash: Uint8Array, state: State, extraOps: StoreOp[], blockBytes: Uint8Array): StoreOp[] {
+  const height = block.header!.header!.height;
+  return [
+    { type: 'put', key: heightKey(Bucket.block, height), value: blockBytes },
+    { type: 'put', key: bucketKey(Bucket.heightByHash, hash), value: heightBytes(height) },
+    ...txIndexOps(block.data?.txs ?? [], height),
+    { type: 'put', key: bucketKey(Bucket.state), value: toBinary(StateSchema, state) },
+    ...extraOps,
+  ];
+}
+
+/** A tx-hash index key: the bucket byte and the tx's sha256. */
+const TX_KEY_BYTES = 33;
+/** A tx-hash index entry: its key, then height (8 BE) ‖ index in the block (4 BE). */
+const TX_ENTRY_BYTES = TX_KEY_BYTES + 12;
+
+/**
  * The tx-hash index entries of a block's txs (sha256 of the tx bytes, as
  * CometBFT's types.Tx.Hash). A tx a later block holds again points there:
  * CometBFT's kv tx indexer also keeps the latest (state/txindex/kv/kv.go).
+ * Every key and value is a view of one buffer: three small buffers a tx (and
+ * a DataView over each) took ~18 ms of a 1,000-tx block, one takes under 1 ms.
  */
 function txIndexOps(txs: Uint8Array[], height: bigint): StoreOp[] {
-  return txs.map((tx, index) => {
-    const value = new Uint8Array(12);
-    value.set(heightBytes(height), 0);
-    new DataView(value.buffer).setUint32(8, index);
-    return { type: 'put', key: bucketKey(Bucket.txByHash, txHash(tx)), value };
-  });
+  const entries = new Uint8Array(txs.length * TX_ENTRY_BYTES);
+  const view = new DataView(entries.buffer);
+  const ops: StoreOp[] = [];
+  for (let index = 0; index < txs.length; index++) {
+    const at = index * TX_ENTRY_BYTES;
+    entries[at] = Bucket.txByHash;
+    entries.set(txHash(txs[index]!), at + 1);
+    view.setBigUint64(at + TX_KEY_BYTES, height);
+    view.setUint32(at + TX_KEY_BYTES + 8, index);
+    ops.push({ type: 'put', key: entries.subarray(at, at + TX_KEY_BYTES), value: entries.subarray(at + TX_KEY_BYTES, at + TX_ENTRY_BYTES) });
+  }
+  return ops;
 }
 
 /** What a LevelDB iterator yields, `size` at a time, closing the iterator however the caller stops. */

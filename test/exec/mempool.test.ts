@@ -17,11 +17,7 @@ const digestHex = (t: Uint8Array) => createHash('sha256').update(t).digest('hex'
 /** A tx index in memory that counts its lookups; it keeps nothing (the tests below use the real store for that). */
 class Index implements MempoolStore {
   calls = 0;
-  at = 1n;
   readonly entries = new Map<string, TxLocation>();
-  height(): bigint {
-    return this.at;
-  }
   async getTxLocations(hashes: Uint8Array[]): Promise<Array<TxLocation | null>> {
     this.calls++;
     return hashes.map((h) => this.entries.get(Buffer.from(h).toString('hex')) ?? null);
@@ -43,6 +39,20 @@ describe('Mempool admission', () => {
     await Promise.all(adds);
   });
 
+  it('still refuses the txs of a block being built when the block before it is committed (a pipelined chain)', async () => {
+    const index = new Index();
+    const mempool = new Mempool({ maxTxs: 100, maxTxBytes: 64, retryAfterSeconds: 1 }, index);
+    await mempool.add(tx('a=1'));
+    const first = mempool.take(1, 1 << 20);
+    await mempool.add(tx('b=1'));
+    mempool.take(1, 1 << 20);
+    // The first block is committed, its tx indexed; the second is not yet.
+    index.entries.set(digestHex(tx('a=1')), { height: 1n, index: 0 });
+    mempool.blockCommitted(first);
+    await expect(mempool.add(tx('a=1'))).rejects.toThrow('tx already committed in block 1 (index 0)');
+    await expect(mempool.add(tx('b=1'))).rejects.toThrow('tx already in mempool');
+  });
+
   it('refuses a committed tx naming its block, a second copy while the first is looked up, and past maxTxs', async () => {
     const index = new Index();
     index.entries.set(digestHex(tx('old=1')), { height: 7n, index: 2 });
@@ -58,7 +68,7 @@ describe('Mempool admission', () => {
     expect(mempool.size).toBe(2);
   });
 
-  it('reads the index again when a block lands during the lookup', async () => {
+  it('reads the index again when a block with a tx it did not hand out (a forced tx) lands during the lookup', async () => {
     const index = new Index();
     const mempool = new Mempool({ maxTxs: 10, maxTxBytes: 64, retryAfterSeconds: 1 }, index);
     const late = tx('late=1');
@@ -68,12 +78,27 @@ describe('Mempool admission', () => {
       const out = await lookups(hashes);
       if (index.calls === 1) {
         index.entries.set(digestHex(late), { height: 2n, index: 0 });
-        index.at = 2n;
+        mempool.blockCommitted([late]);
       }
       return out;
     };
     await expect(mempool.add(late)).rejects.toThrow('tx already committed in block 2');
     expect(index.calls).toBe(2);
+  });
+
+  it('reads the index once when only a block of txs it handed out lands during the lookup', async () => {
+    const index = new Index();
+    const mempool = new Mempool({ maxTxs: 10, maxTxBytes: 64, retryAfterSeconds: 1 }, index);
+    await mempool.add(tx('a=1'));
+    const block = mempool.take(10, 1 << 20);
+    const lookups = index.getTxLocations.bind(index);
+    index.getTxLocations = async (hashes) => {
+      const out = await lookups(hashes);
+      mempool.blockCommitted(block);
+      return out;
+    };
+    await mempool.add(tx('b=1'));
+    expect(index.calls).toBe(2); // a=1's lookup, then b=1's: one each
   });
 });
 

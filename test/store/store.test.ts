@@ -37,7 +37,7 @@ describe('BlockStore', () => {
     await expect(mempool.add(tx)).rejects.toThrow('tx already in mempool');
     const b = makeBlock(1n);
     await store.commitBlock(b, headerHash(b.header!.header!), create(StateSchema, { lastBlockHeight: 1n }));
-    mempool.blockCommitted();
+    mempool.blockCommitted(b.data!.txs);
     expect(await store.getTxLocation(createHash('sha256').update(tx).digest())).toEqual({ height: 1n, index: 0 });
     expect(await store.getTxLocation(new Uint8Array(32))).toBeNull();
     const refused = await mempool.add(tx).catch((err: unknown) => err);

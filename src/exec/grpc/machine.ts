@@ -75,7 +75,6 @@ const MEMPOOL_LIMITS = { maxTxs: 100_000, maxTxBytes: 1024 * 1024, retryAfterSec
  */
 const newMempool = () =>
   new Mempool(MEMPOOL_LIMITS, {
-    height: () => 0n,
     getTxLocations: async (hashes) => hashes.map(() => null),
     keepMempoolTxs: async () => {},
     restoreMempoolTxs: async () => [],
@@ -259,7 +258,7 @@ export class LedgerMachine implements ServedMachine {
         this.store.metadataOp(MetadataKey.execHeight, heightBytes(height)),
       ]);
       this.height = height;
-      this.core.mempool.blockCommitted();
+      this.core.mempool.blockCommitted(txs);
       return result.root;
     });
   }

@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import { ExecTxResult } from 'cosmjs-types/tendermint/abci/types';
-import { Bucket, MetadataKey, bucketKey, stringKey, type BlockStore, type StoreOp } from '../../store/index.js';
+import { Bucket, MetadataKey, bucketKeysOf, stringKey, type BlockStore, type StoreOp } from '../../store/index.js';
 import { TxRejectedError, type BlockResults, type ExecResult, type Executor } from '../executor.js';
 import { filterBySize, type FilterStatus } from '../filter.js';
 import type { Mempool } from '../mempool.js';
@@ -95,6 +95,17 @@ export class KvExecutor implements Executor {
   private root = stateRootOf(this.sum);
   /** Every key in the state (loaded by `load()`, then kept up with every block). */
   private readonly keys = new KeyFilter();
+  /**
+   * The last block executed: its writes by key (latin1), each the tx that
+   * wrote it. A pipelined chain executes a block while the one before is being
+   * written (Executor.pipelined), so the old values it overwrites are read
+   * here first: the store may not hold that block's yet. The chain keeps at
+   * most that one block uncommitted below the one it executes.
+   */
+  private lastBlockWrites = new Map<string, Uint8Array>();
+
+  /** Blocks execute while the block before is being written: they read its writes through `lastBlockWrites`. */
+  readonly pipelined = true;
 
   constructor(
     private readonly store: BlockStore,
@@ -153,14 +164,23 @@ export class KvExecutor implements Executor {
     /** Keys that may be in the state already, and their store keys: their old values come out of the sum. */
     const overwritten: Uint8Array[] = [];
     const overwrittenStoreKeys: Uint8Array[] = [];
-    for (const tx of lastWrites.values()) {
+    const written = [...lastWrites];
+    const storeKeys = bucketKeysOf(
+      Bucket.kvState,
+      written.map(([, tx]) => tx.subarray(0, keyEnd(tx))),
+    );
+    for (const [i, [name, tx]] of written.entries()) {
       const eq = keyEnd(tx);
       const key = tx.subarray(0, eq);
       const value = tx.subarray(eq + 1);
-      const storeKey = bucketKey(Bucket.kvState, key);
+      const storeKey = storeKeys[i]!;
       storeOps.push({ type: 'put', key: storeKey, value });
       sum.add(entryDigest(key, value), 1);
-      if (this.keys.add(key)) {
+      if (!this.keys.add(key)) continue;
+      const lastBlockTx = this.lastBlockWrites.get(name);
+      if (lastBlockTx) {
+        sum.add(entryDigest(key, lastBlockTx.subarray(eq + 1)), -1);
+      } else {
         overwritten.push(key);
         overwrittenStoreKeys.push(storeKey);
       }
@@ -170,6 +190,7 @@ export class KvExecutor implements Executor {
       if (old) sum.add(entryDigest(overwritten[i]!, old), -1);
     });
     this.setSum(sum);
+    this.lastBlockWrites = lastWrites;
     storeOps.push(this.store.metadataOp(MetadataKey.kvStateRoot, sum.bytes()));
     return { stateRoot: this.root, storeOps };
   }
