@@ -1,4 +1,3 @@
-import { setFlagsFromString } from 'node:v8';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import type { Supervisor } from '../supervise/index.js';
@@ -14,22 +13,6 @@ export interface DaemonOptions {
   onReady?: (node: Node) => void;
   /** Aborting it shuts the node down as SIGTERM does (the dashboard's quit); its reason is logged. */
   stop?: AbortSignal;
-}
-
-/**
- * Largest V8 semi-space of the daemon, in MB (V8's default on 64-bit: 16).
- * Start-up's allocations grow the young generation to its largest, two
- * semi-spaces of 16 MB, and an idle node never collects often enough for V8
- * to shrink it: 32 MB of an idle devnet's resident memory. The node's garbage
- * is short-lived (requests, blocks being built) and dies young in 2 × 4 MB as
- * well; the idle devnet keeps some 13 MB less (bench figure rss).
- */
-const MAX_SEMI_SPACE_MB = 4;
-
-/** Caps the young generation, unless the operator set its size in the node's own flags (NODE_OPTIONS, node --max-semi-space-size). */
-function capYoungGeneration(): void {
-  const flags = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].join(' ');
-  if (!/--max[-_]semi[-_]space[-_]size/.test(flags)) setFlagsFromString(`--max-semi-space-size=${MAX_SEMI_SPACE_MB}`);
 }
 
 /**
@@ -52,7 +35,6 @@ async function startChildren(opts: DaemonOptions, onGiveUp: (err: Error) => void
  */
 export async function runDaemon(opts: DaemonOptions): Promise<number> {
   const { logger } = opts;
-  capYoungGeneration();
   // The daemon's own lines; components log through children of their own.
   const log = logger.child({ module: 'node' });
   let onFatal: (err: Error) => void = () => undefined;
