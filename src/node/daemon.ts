@@ -2,6 +2,7 @@ import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import type { Supervisor } from '../supervise/index.js';
 import { Node } from './node.js';
+import { releaseYoungGeneration } from './young-generation.js';
 
 export interface DaemonOptions {
   home: string;
@@ -92,6 +93,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<number> {
       shutdown('fatal error');
     };
     node.start(onFatal);
+    releaseYoungGeneration();
     opts.onReady?.(node);
   });
   await done;
