@@ -37,12 +37,7 @@ export const syncDaFlags = (da: SyncDa): ConfigFlags => ({ 'da.address': da.addr
  * closed before every block is on DA. With `home`, the blocks extend the chain
  * that home holds (its blocks already on DA); else a new chain begins.
  */
-export async function buildSyncChain(
-  scope: Scope,
-  da: SyncDa,
-  blocks: number,
-  home?: string,
-): Promise<{ home: string; blocksPerSecond: number }> {
+export async function buildSyncChain(scope: Scope, da: SyncDa, blocks: number, home?: string): Promise<{ home: string; blocksPerSecond: number }> {
   if (!home) {
     home = scope.tempDir('noded-bench-sync-agg-');
     createAggregatorHome(home);
