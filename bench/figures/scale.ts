@@ -10,7 +10,7 @@ import { stopChild, type Scope } from '../lib/scope.js';
 
 const SMALL_BLOCKS = 1_000;
 /** Distinct heights GetBlock is asked for at each end of the chain, each once (so every answer is read from the store). */
-const GETBLOCK_HEIGHTS = 200;
+const GETBLOCK_HEIGHTS = 500;
 const PATH = '/node.v1.StoreService/GetBlock';
 
 /** What one `noded start` on a chain's home measures. */
