@@ -20,6 +20,7 @@ import { grpcExec } from './figures/grpc-exec.js';
 import { idleRss } from './figures/idle-rss.js';
 import { metrics } from './figures/metrics.js';
 import { producer } from './figures/producer.js';
+import { scale } from './figures/scale.js';
 import { submitter } from './figures/submitter.js';
 import { version } from './figures/version.js';
 import type { Bench } from './lib/figure.js';
@@ -44,6 +45,7 @@ const BENCHES: Bench[] = [
   grpcExec,
   evm,
   forced,
+  scale,
 ];
 
 const USAGE = `usage: node dist/bench/run.js [--quick] [--only NAME[,NAME…]] [--noded-only]

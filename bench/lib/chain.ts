@@ -34,15 +34,19 @@ export const syncDaFlags = (da: SyncDa): ConfigFlags => ({ 'da.address': da.addr
  * An aggregator in this process produces `blocks` full blocks (block_time 1ms)
  * and posts them to the built-in DA; returns its production rate and its home
  * (for the genesis, and to reopen as a peer holding the chain). Nothing is
- * closed before every block is on DA.
+ * closed before every block is on DA. With `home`, the blocks extend the chain
+ * that home holds (its blocks already on DA); else a new chain begins.
  */
-async function buildSyncChain(scope: Scope, da: SyncDa, blocks: number): Promise<{ home: string; blocksPerSecond: number }> {
-  const home = scope.tempDir('noded-bench-sync-agg-');
-  createAggregatorHome(home);
+export async function buildSyncChain(scope: Scope, da: SyncDa, blocks: number, home?: string): Promise<{ home: string; blocksPerSecond: number }> {
+  if (!home) {
+    home = scope.tempDir('noded-bench-sync-agg-');
+    createAggregatorHome(home);
+  }
   const node = await openNode(home, { 'node.block_time': '1ms', ...syncDaFlags(da) });
   try {
+    const target = node.chain.height + BigInt(blocks);
     const blocksPerSecond = await produceFullBlocks(node, blocks, SYNC_TXS_PER_BLOCK, SYNC_TX_BYTES, 'sync');
-    await until(() => node.store.daIncludedHeight() >= BigInt(blocks), 60_000, `${blocks} blocks on DA`);
+    await until(() => node.store.daIncludedHeight() >= target, 60_000, `${target} blocks on DA`);
     return { home, blocksPerSecond };
   } finally {
     await node.close();
@@ -69,22 +73,31 @@ export async function syncFixture(
 /**
  * Blocks/s a fresh full node of the chain at `aggregatorHome`, opened with
  * `flags` (where it gets blocks from: DA, peers), applies from genesis until it
- * holds `blocks` blocks. The clock starts before the node opens, so a node
- * that has to dial a peer pays for the connection.
+ * holds `blocks` blocks.
  */
 export async function freshSyncRate(scope: Scope, aggregatorHome: string, blocks: number, flags: ConfigFlags): Promise<number> {
   const home = scope.tempDir('noded-bench-sync-full-');
   createFullNodeHome(home, aggregatorHome);
+  return syncRate(home, BigInt(blocks), flags);
+}
+
+/**
+ * Blocks/s the node of `home`, opened as a full node with `flags`, applies
+ * until it holds block `target`. The clock starts before the node opens, so a
+ * node that has to dial a peer (or read a long store) pays for it.
+ */
+export async function syncRate(home: string, target: bigint, flags: ConfigFlags): Promise<number> {
   const start = performance.now();
   const node = await openNode(home, { 'node.aggregator': false, ...flags });
+  const blocks = Number(target - node.chain.height);
   try {
     const synced = new Promise<number>((resolve) => {
       node.chain.onBlock((block) => {
-        if (block.header!.header!.height === BigInt(blocks)) resolve(performance.now());
+        if (block.header!.header!.height === target) resolve(performance.now());
       });
     });
     // Far slower than any target (20 blocks/s), so it only trips when sync stalls.
-    const end = await withDeadline(Promise.race([synced, startProducing(node)]), 30_000 + blocks * 50, `the full node to sync ${blocks} blocks`);
+    const end = await withDeadline(Promise.race([synced, startProducing(node)]), 30_000 + blocks * 50, `the full node to sync to block ${target}`);
     return blocks / ((end - start) / 1000);
   } finally {
     await node.close();
@@ -147,17 +160,28 @@ export async function startDaProcess(scope: Scope, blockTimeMs: number): Promise
   return { address };
 }
 
+/** A `noded start` child running as a full node, and where it listens. */
+export interface NodeProcess {
+  child: ChildProcess;
+  /** http://host:port of its RPC. */
+  rpc: string;
+  /** Its P2P address, for another node's p2p.peers. */
+  peerAddress: string;
+}
+
 /**
  * The node of `home` started as a real `noded start` child, not producing (a
  * full node of its chain that serves the blocks it holds to peers), on free
- * ports. Returns its P2P address for another node's p2p.peers. Its DA is a
- * closed port, as the in-process nodes' is: following a real DA it would re-read
- * every DA block of the chain it already holds (seconds of CPU) while the
- * figure measures, on the same cores.
+ * ports; resolved once /health/`until` answers 200 (every listener, P2P first,
+ * is bound before /health/live answers). Its DA is a closed port, as the
+ * in-process nodes' is: following a real DA it would re-read every DA block of
+ * the chain it already holds (seconds of CPU) while the figure measures, on the
+ * same cores.
  */
-export async function startPeerProcess(scope: Scope, home: string): Promise<string> {
-  const [p2p, rpc, status] = [await freePort(), await freePort(), await freePort()];
+export async function startFullNodeProcess(scope: Scope, home: string, until: 'live' | 'ready' = 'live'): Promise<NodeProcess> {
+  const [p2p, rpcPort, status] = [await freePort(), await freePort(), await freePort()];
   const listen = `/ip4/127.0.0.1/tcp/${p2p}`;
+  const rpc = `http://127.0.0.1:${rpcPort}`;
   const args = [
     'start',
     '--home',
@@ -166,7 +190,7 @@ export async function startPeerProcess(scope: Scope, home: string): Promise<stri
     '--node.p2p.listen_address',
     listen,
     '--node.rpc.address',
-    `127.0.0.1:${rpc}`,
+    `127.0.0.1:${rpcPort}`,
     '--node.rpc.status_address',
     `127.0.0.1:${status}`,
     '--no-node.da.local',
@@ -177,7 +201,11 @@ export async function startPeerProcess(scope: Scope, home: string): Promise<stri
     '--node.log.level',
     'warn',
   ];
-  // Every listener, P2P first, is bound before /health/live answers.
-  await spawnNoded(scope, args, answers(`http://127.0.0.1:${rpc}/health/live`), 'the peer (`noded start`)');
-  return ownPeerAddress(listen, readHome(home).nodeKey.peerId);
+  const child = await spawnNoded(scope, args, answers(`${rpc}/health/${until}`), 'the full node (`noded start`)', 120_000);
+  return { child, rpc, peerAddress: ownPeerAddress(listen, readHome(home).nodeKey.peerId) };
+}
+
+/** A peer holding the chain of `home`: its node started as a full node; returns its P2P address. */
+export async function startPeerProcess(scope: Scope, home: string): Promise<string> {
+  return (await startFullNodeProcess(scope, home)).peerAddress;
 }

@@ -2,9 +2,6 @@ import { resolveHomePath, type Config } from '../config/index.js';
 import type { Genesis } from '../home/index.js';
 import type { Logger } from '../log/index.js';
 import type { BlockStore } from '../store/index.js';
-import { AbciClient, AbciExecutor } from './abci/index.js';
-import { EngineClient, EvmExecutor } from './evm/index.js';
-import { GrpcExecutor } from './grpc/index.js';
 import type { Executor } from './executor.js';
 import { KvExecutor } from './kv/kv.js';
 import type { Mempool } from './mempool.js';
@@ -26,7 +23,11 @@ export interface ExecutorDeps {
   logger: Logger;
 }
 
-/** The execution layer execution.type names, ready for Chain.load (kv is the default). */
+/**
+ * The execution layer execution.type names, ready for Chain.load (kv is the
+ * default). The others are imported here, when named: their clients (cosmjs
+ * types, jose, the gRPC transport) cost a kv node some 20 MB of memory it never uses.
+ */
 export async function createExecutor(deps: ExecutorDeps): Promise<Executor> {
   const { config, store } = deps;
   const execution = config.execution;
@@ -36,7 +37,8 @@ export async function createExecutor(deps: ExecutorDeps): Promise<Executor> {
       await kv.load();
       return kv;
     }
-    case 'evm':
+    case 'evm': {
+      const { EngineClient, EvmExecutor } = await import('./evm/index.js');
       return new EvmExecutor({
         engine: new EngineClient({ url: execution.engine_url, jwtFile: resolveHomePath(deps.home, execution.jwt_secret_file), timeoutMs: ENGINE_TIMEOUT_MS }),
         store,
@@ -44,7 +46,9 @@ export async function createExecutor(deps: ExecutorDeps): Promise<Executor> {
         initialHeight: deps.initialHeight,
         logger: deps.logger,
       });
-    case 'abci':
+    }
+    case 'abci': {
+      const { AbciClient, AbciExecutor } = await import('./abci/index.js');
       return new AbciExecutor({
         client: new AbciClient({ address: execution.abci_address, logger: deps.logger }),
         store,
@@ -53,7 +57,9 @@ export async function createExecutor(deps: ExecutorDeps): Promise<Executor> {
         maxBlockTxBytes: deps.maxBlockTxBytes,
         logger: deps.logger,
       });
-    case 'grpc':
+    }
+    case 'grpc': {
+      const { GrpcExecutor } = await import('./grpc/index.js');
       return new GrpcExecutor({
         url: execution.grpc_address,
         token: execution.grpc_auth_token,
@@ -63,5 +69,6 @@ export async function createExecutor(deps: ExecutorDeps): Promise<Executor> {
         maxBlockTxBytes: deps.maxBlockTxBytes,
         logger: deps.logger,
       });
+    }
   }
 }

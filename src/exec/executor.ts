@@ -80,6 +80,15 @@ export class TxRejectedError extends Error {
   }
 }
 
+/** The app refused a tx in CheckTx: its code, codespace and log, for HTTP 400 and broadcast_tx_sync. */
+export class CheckTxRejectedError extends TxRejectedError {
+  constructor(readonly response: ResponseCheckTx) {
+    const codespace = response.codespace ? `, codespace ${response.codespace}` : '';
+    super(`the app rejected the tx in CheckTx: ${response.log || '(no log)'} (code ${response.code}${codespace})`, 400);
+    this.name = 'CheckTxRejectedError';
+  }
+}
+
 /**
  * A tx the node cannot take now but can soon (production paused at the
  * pending cap, mempool full): 503 with Retry-After, nothing acknowledged.

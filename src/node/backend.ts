@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Config } from '../config/index.js';
 import type { DaNamespaces } from '../da/index.js';
-import { AbciExecutor, KvExecutor, TxBackpressureError, TxRejectedError, type Executor, type Mempool } from '../exec/index.js';
+import { KvExecutor, TxBackpressureError, TxRejectedError, type AbciExecutor, type Executor, type Mempool } from '../exec/index.js';
 import type { Home } from '../home/index.js';
 import type { P2PNetwork } from '../p2p/index.js';
 import type { BlockReads, HaInfo, HealthReport, NodeInfo, RpcBackend } from '../rpc/index.js';
@@ -81,6 +81,6 @@ export function createBackend(parts: BackendParts): RpcBackend {
       return executor.submitTx(tx);
     },
     kv: executor instanceof KvExecutor ? { get: (key) => executor.get(key) } : null,
-    abci: executor instanceof AbciExecutor ? executor : null,
+    abci: config.execution.type === 'abci' ? (executor as AbciExecutor) : null,
   };
 }

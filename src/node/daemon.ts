@@ -1,7 +1,8 @@
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
-import { Supervisor } from '../supervise/index.js';
+import type { Supervisor } from '../supervise/index.js';
 import { Node } from './node.js';
+import { releaseYoungGeneration } from './young-generation.js';
 
 export interface DaemonOptions {
   home: string;
@@ -13,6 +14,17 @@ export interface DaemonOptions {
   onReady?: (node: Node) => void;
   /** Aborting it shuts the node down as SIGTERM does (the dashboard's quit); its reason is logged. */
   stop?: AbortSignal;
+}
+
+/**
+ * The `supervise:` children, started in order. The supervisor, and execa that
+ * runs the children, is loaded only for a config that has some: a node without
+ * them keeps that memory.
+ */
+async function startChildren(opts: DaemonOptions, onGiveUp: (err: Error) => void): Promise<Pick<Supervisor, 'status' | 'stop'>> {
+  if (opts.config.supervise.length === 0) return { status: () => [], stop: async () => {} };
+  const { Supervisor } = await import('../supervise/index.js');
+  return Supervisor.start(opts.config.supervise, { home: opts.home, logger: opts.logger, onGiveUp });
 }
 
 /**
@@ -29,13 +41,9 @@ export async function runDaemon(opts: DaemonOptions): Promise<number> {
   let onFatal: (err: Error) => void = () => undefined;
   // A holder, not a let: TypeScript does not see the callback assign it, and would narrow it to null.
   const startup: { failure: Error | null } = { failure: null };
-  const supervisor = await Supervisor.start(opts.config.supervise, {
-    home: opts.home,
-    logger,
-    onGiveUp: (err) => {
-      startup.failure ??= err;
-      onFatal(err);
-    },
+  const supervisor = await startChildren(opts, (err) => {
+    startup.failure ??= err;
+    onFatal(err);
   });
   let node: Node;
   try {
@@ -85,6 +93,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<number> {
       shutdown('fatal error');
     };
     node.start(onFatal);
+    releaseYoungGeneration();
     opts.onReady?.(node);
   });
   await done;

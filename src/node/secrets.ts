@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { homePaths, resolveHomePath, type Config } from '../config/index.js';
-import { readJwtSecret } from '../exec/evm/index.js';
+// jwt.js alone, not the EVM executor's index: a kv node loads none of the EVM client.
+import { readJwtSecret } from '../exec/evm/jwt.js';
 
 /**
  * Every secret of a home in the forms a line could carry it, for the logger

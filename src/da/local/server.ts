@@ -211,6 +211,9 @@ function failPending(p: PendingSubmit, message: string): void {
   p.reject(methodError(message));
 }
 
+/** How many of the latest `blob.Submit` calls the admin listener's GET /submissions lists. */
+const SUBMISSIONS_KEPT = 1_000;
+
 /**
  * The built-in DA server: celestia-node's JSON-RPC subset (DESIGN.md §8) plus
  * `GET /health` and `GET /header/sync_state`, over an append-only file log, with
@@ -321,7 +324,10 @@ export class LocalDa {
     return this.faults;
   }
 
-  /** Every `blob.Submit` judged so far, oldest first: accepted ones and those that failed (fault, too large). */
+  /**
+   * The latest `blob.Submit` calls judged (SUBMISSIONS_KEPT at most), oldest
+   * first: accepted ones and those that failed (fault, too large).
+   */
   submissions(): DaSubmission[] {
     return this.records.map((r) => ({ ...r, blobs: { ...r.blobs } }));
   }
@@ -584,6 +590,8 @@ export class LocalDa {
     }
     const record: DaSubmission = { at: new Date().toISOString(), ok: false, height: null, error: null, blobs: perNamespace, bytes, txConfig, gasPrice: null };
     this.records.push(record);
+    // A devnet submits every DA block for as long as it runs: only the latest are kept, not one record a block forever.
+    if (this.records.length > SUBMISSIONS_KEPT) this.records.splice(0, this.records.length - SUBMISSIONS_KEPT);
     const fail = (message: string) => {
       record.error = message;
       return methodError(message);

@@ -3,22 +3,13 @@ import type { Genesis } from '../../home/index.js';
 import type { Logger } from '../../log/index.js';
 import { Bucket, decodeStoredBlock, heightKey, type BlockStore, type StoreOp } from '../../store/index.js';
 import { isAbortError, serialized, toHex } from '../../util/index.js';
-import { TxRejectedError, type BlockResults, type ExecResult, type Executor } from '../executor.js';
+import { CheckTxRejectedError, TxRejectedError, type BlockResults, type ExecResult, type Executor } from '../executor.js';
 import { filterBySize, type FilterStatus } from '../filter.js';
 import { MAX_BLOCK_TXS, MAX_BLOCK_TX_BYTES } from '../kv/kv.js';
 import type { Mempool } from '../mempool.js';
 import type { AbciClient } from './client.js';
 import { AbciUnavailableError } from './connection.js';
 import { timestampOf, type ResponseOf } from './messages.js';
-
-/** The app refused a tx in CheckTx: its code, codespace and log, for HTTP 400 and broadcast_tx_sync. */
-export class CheckTxRejectedError extends TxRejectedError {
-  constructor(readonly response: ResponseOf<'checkTx'>) {
-    const codespace = response.codespace ? `, codespace ${response.codespace}` : '';
-    super(`the app rejected the tx in CheckTx: ${response.log || '(no log)'} (code ${response.code}${codespace})`, 400);
-    this.name = 'CheckTxRejectedError';
-  }
-}
 
 /** The app's state is not the node's: the node cannot go on until one of them is put right. */
 export class OutOfSyncError extends Error {

@@ -1,6 +1,7 @@
 export { AbciClient, DEFAULT_CALL_TIMEOUT_MS, type AbciClientOptions } from './client.js';
 export { AbciConnection, AbciProtocolError, AbciUnavailableError, parseAbciAddress, type ConnectionName } from './connection.js';
-export { AbciExecutor, CheckTxRejectedError, OutOfSyncError, type AbciExecutorOptions } from './executor.js';
+export { AbciExecutor, OutOfSyncError, type AbciExecutorOptions } from './executor.js';
+export { CheckTxRejectedError } from '../executor.js';
 export { FrameError, FrameReader, MAX_FRAME_BYTES, encodeFrame } from './framing.js';
 export {
   FrameBatch,

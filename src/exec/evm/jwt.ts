@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { SignJWT } from 'jose';
 
 /** jwt.hex is unusable: missing, unreadable, or not 32 bytes of hex. The message names the file. */
 export class JwtSecretError extends Error {
@@ -29,8 +28,13 @@ export function readJwtSecret(file: string): Uint8Array {
   return new Uint8Array(Buffer.from(hex, 'hex'));
 }
 
-/** A fresh HS256 token for the Engine API: `iat` now, as execution clients require (within ±60 s). */
-export function engineJwt(secret: Uint8Array, now = new Date()): Promise<string> {
+/**
+ * A fresh HS256 token for the Engine API: `iat` now, as execution clients
+ * require (within ±60 s). jose is imported on the first call: a node that
+ * reads jwt.hex only to keep it out of its log lines never signs with it.
+ */
+export async function engineJwt(secret: Uint8Array, now = new Date()): Promise<string> {
+  const { SignJWT } = await import('jose');
   return new SignJWT({})
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setIssuedAt(Math.floor(now.getTime() / 1000))
