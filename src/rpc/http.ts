@@ -28,9 +28,18 @@ export function readBody(req: IncomingMessage | Http2ServerRequest, limit: numbe
       size += chunk.length;
       if (size <= limit) chunks.push(chunk);
     });
-    req.on('end', () => (size > limit ? reject(new BodyTooLargeError(limit)) : resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))));
-    // Settled already when the body ended; otherwise the client is gone.
-    req.on('error', () => reject(new ClientGoneError()));
-    req.on('close', () => reject(new ClientGoneError()));
+    let ended = false;
+    req.on('end', () => {
+      ended = true;
+      if (size > limit) reject(new BodyTooLargeError(limit));
+      else resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+    });
+    // Every request closes once answered: only one that closes before its body ended lost its client. The check
+    // keeps an Error (and its stack trace) from being built for each request that went well.
+    const gone = () => {
+      if (!ended) reject(new ClientGoneError());
+    };
+    req.on('error', gone);
+    req.on('close', gone);
   });
 }
