@@ -11,7 +11,7 @@ const DA_BLOCK_TIME_MS = 1_000;
 const RATE = 1_000;
 const TX_BYTES = 100;
 /** How often the watch reads /node_info: the DA times are within half of it. */
-const WATCH_EVERY_MS = 20;
+const WATCH_EVERY_MS = 50;
 
 /** Fails the figure when more than this share of the sends was refused: the node did not take the offered load. */
 export const MAX_REFUSED_SHARE = 0.001;

@@ -252,7 +252,11 @@ export class RpcServer implements GuardedServer {
     try {
       at = await committed.landed;
     } catch (err) {
-      return sendJson(res, 504, JSON.stringify({ error: `${(err as Error).message}; the tx is kept: look it up later with /tx?hash=0x${hash} on the status listener`, tx_hash: hash }));
+      return sendJson(
+        res,
+        504,
+        JSON.stringify({ error: `${(err as Error).message}; the tx is kept: look it up later with /tx?hash=0x${hash} on the status listener`, tx_hash: hash }),
+      );
     }
     sendJson(res, 200, JSON.stringify({ tx_hash: hash, height: Number(at.height), index: at.index }));
   }
