@@ -50,7 +50,7 @@ export const idleRss: Bench = {
         'Idle devnet resident memory',
         'MB',
         paired,
-        { nodedAtMost: 150 },
+        { nodedAtMost: 100 },
         `VmRSS ${idleMs / 1000} s after spawning \`noded start --dev\` (fresh home, ephemeral RPC and built-in DA ports), beside an idle \`node -e "setInterval(()=>{},1000)"\` spawned at the same time; ${rounds} rounds.`,
       ),
     ];
