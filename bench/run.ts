@@ -58,6 +58,10 @@ const USAGE = `usage: node dist/bench/run.js [--quick] [--only NAME[,NAME…]] [
   --noded-only   measure noded's side alone, no baseline, results not written
                  (to profile noded: node --cpu-prof … --noded-only, then node dist/bench/profile.js)
 
+  latency and soak spawn their devnet: profile it with
+  BENCH_DEVNET_NODE_ARGS='--cpu-prof --cpu-prof-dir /tmp/prof' node dist/bench/run.js --only latency
+  soak takes ten minutes (--quick: two) and runs last, so the figures before it are written if it is cut short.
+
 ${BENCHES.map((b) => `  ${b.name.padEnd(9)} ${b.description}`).join('\n')}
 `;
 
