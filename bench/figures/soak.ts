@@ -5,7 +5,7 @@ import { row } from '../lib/report.js';
 import { sample } from '../lib/rounds.js';
 import type { Scope } from '../lib/scope.js';
 import { percentile, postOpenLoop } from '../load/open-loop.js';
-import { refusalNote } from './latency.js';
+import { commitRow, offeredLoad } from './latency.js';
 
 const BLOCK_TIME_MS = 100;
 const DA_BLOCK_TIME_MS = 1_000;
@@ -48,7 +48,7 @@ export const soak: Bench = {
     const result = await postOpenLoop({ origin: devnet.rpc, ratePerSecond: RATE, durationMs: minutes * MINUTE_MS, txBytes: TX_BYTES, tag: 'soak' });
     rss.stop();
     idleRss.stop();
-    const refused = refusalNote(result);
+    const offered = offeredLoad(result);
     const fitted = (points: Array<{ x: number; y: number }>) => slope(points.filter((p) => p.x >= minutes - fittedMinutes));
     const p99Between = (fromMs: number, toMs: number) =>
       percentile(
@@ -61,7 +61,7 @@ export const soak: Bench = {
     const rssPoints = rss.points.map((p) => p.y);
     const how =
       `One round: a spawned \`noded start --dev\` (fresh home, kv, block_time ${BLOCK_TIME_MS} ms, posting to its built-in DA with a block every ${DA_BLOCK_TIME_MS} ms) ` +
-      `takes ${RATE} tx/s of ${TX_BYTES} B POST /tx?wait=commit, open-loop, for ${span}; ${result.txs.length} txs committed, ${refused}.`;
+      `takes ${RATE} tx/s of ${TX_BYTES} B POST /tx?wait=commit, open-loop, for ${span}; ${result.txs.length} txs committed, ${offered.note}.`;
     return [
       row(
         `Soak ${span}: resident memory slope, last ${fittedMinutes} min`,
@@ -71,12 +71,15 @@ export const soak: Bench = {
         `${how} VmRSS every ${RSS_EVERY_MS / 1000} s (${Math.min(...rssPoints).toFixed(0)}–${Math.max(...rssPoints).toFixed(0)} MB, ${rssPoints.at(-1)?.toFixed(0)} MB at the end), ` +
           `least-squares slope over the last ${fittedMinutes} min. Baseline: the same fit of an idle \`node -e "setInterval(()=>{},1000)"\` spawned beside it.`,
       ),
-      row(
-        `Soak ${span}: commit p99, last minute`,
-        'ms',
-        { noded: sample([last]), baseline: sample(opts.nodedOnly ? [] : [first]) },
-        { ratioAtMost: 1.2 },
-        `${how} p99 of the send-to-committed time of the txs sent in the last minute. Baseline: the same of the first minute.`,
+      commitRow(
+        row(
+          `Soak ${span}: commit p99, last minute`,
+          'ms',
+          { noded: sample([last]), baseline: sample(opts.nodedOnly ? [] : [first]) },
+          { ratioAtMost: 1.2 },
+          `${how} p99 of the send-to-committed time of the txs sent in the last minute. Baseline: the same of the first minute.`,
+        ),
+        offered.kept,
       ),
     ];
   },

@@ -12,6 +12,8 @@ export interface OpenLoopResult {
   /** Answers other than 200 (503 backpressure, transport errors), with the first one's words. */
   refused: number;
   firstRefusal?: string;
+  /** Sends skipped because CONNECTIONS requests were unanswered: the node fell behind the offered load. */
+  dropped: number;
 }
 
 export interface OpenLoopSpec {
@@ -36,7 +38,7 @@ const CONNECTIONS = 800;
  */
 export async function postOpenLoop(spec: OpenLoopSpec): Promise<OpenLoopResult> {
   const pool = new Pool(spec.origin, { connections: CONNECTIONS, pipelining: 1 });
-  const result: OpenLoopResult = { txs: [], refused: 0 };
+  const result: OpenLoopResult = { txs: [], refused: 0, dropped: 0 };
   const refuse = (what: string) => {
     result.refused++;
     result.firstRefusal ??= what;
@@ -61,6 +63,12 @@ export async function postOpenLoop(spec: OpenLoopSpec): Promise<OpenLoopResult> 
   // Only the unanswered ones are held: a ten-minute soak sends over a million.
   const inFlight = new Set<Promise<void>>();
   const send = (i: number) => {
+    // A node that falls behind would otherwise pile up an unbounded queue in this client (and a run that never
+    // ends): past CONNECTIONS unanswered, a send is counted as dropped instead.
+    if (inFlight.size >= CONNECTIONS) {
+      result.dropped++;
+      return;
+    }
     const p = post(i).finally(() => inFlight.delete(p));
     inFlight.add(p);
   };
