@@ -6,6 +6,9 @@
  *   node --cpu-prof --cpu-prof-dir /tmp/prof dist/bench/run.js --quick --only getblock --noded-only
  *   node dist/bench/profile.js /tmp/prof/CPU.*.cpuprofile [--top 25]
  *
+ * The figures on a spawned devnet (latency, soak) profile the devnet with
+ * BENCH_DEVNET_NODE_ARGS='--cpu-prof --cpu-prof-dir /tmp/prof' instead.
+ *
  * Percentages are of samples in which the thread was not idle.
  */
 import { readFileSync } from 'node:fs';

@@ -18,14 +18,16 @@ import { getBlock } from './figures/getblock.js';
 import { gossip } from './figures/gossip.js';
 import { grpcExec } from './figures/grpc-exec.js';
 import { idleRss } from './figures/idle-rss.js';
+import { latency } from './figures/latency.js';
 import { metrics } from './figures/metrics.js';
 import { producer } from './figures/producer.js';
 import { scale } from './figures/scale.js';
+import { soak } from './figures/soak.js';
 import { submitter } from './figures/submitter.js';
 import { version } from './figures/version.js';
 import type { Bench } from './lib/figure.js';
 import { packageRoot } from './lib/node.js';
-import { markdownTable, runMeta, writeResults, type Row } from './lib/report.js';
+import { markdownTable, runMeta, writeResults, type Row, type RunMeta } from './lib/report.js';
 import { killLiveChildren, Scope } from './lib/scope.js';
 
 const BENCHES: Bench[] = [
@@ -46,6 +48,9 @@ const BENCHES: Bench[] = [
   evm,
   forced,
   scale,
+  latency,
+  // Last: ten minutes long, so every other figure is written before it starts (see main()).
+  soak,
 ];
 
 const USAGE = `usage: node dist/bench/run.js [--quick] [--only NAME[,NAME…]] [--noded-only]
@@ -54,6 +59,10 @@ const USAGE = `usage: node dist/bench/run.js [--quick] [--only NAME[,NAME…]] [
   --only NAME    run only these benchmarks: ${BENCHES.map((b) => b.name).join(', ')}
   --noded-only   measure noded's side alone, no baseline, results not written
                  (to profile noded: node --cpu-prof … --noded-only, then node dist/bench/profile.js)
+
+  latency and soak spawn their devnet: profile it with
+  BENCH_DEVNET_NODE_ARGS='--cpu-prof --cpu-prof-dir /tmp/prof' node dist/bench/run.js --only latency
+  soak takes ten minutes (--quick: two) and runs last, so the figures before it are written if it is cut short.
 
 ${BENCHES.map((b) => `  ${b.name.padEnd(9)} ${b.description}`).join('\n')}
 `;
@@ -82,6 +91,10 @@ class UsageError extends Error {}
 
 /** The running benchmark's resources, for a signal to release. */
 let current: Scope | null = null;
+/** The run so far, written after every benchmark; a signal writes it once more, naming the benchmark it cut short. */
+let progress: { meta: RunMeta; rows: Row[]; running: string | null } | null = null;
+
+const resultsDir = () => `${packageRoot()}bench/results`;
 /** Set by SIGINT/SIGTERM: the errors that follow (children killed mid-figure) are its echo, not news. */
 let interrupted = false;
 
@@ -92,7 +105,9 @@ async function main(): Promise<void> {
     benches.map((b) => b.name),
   );
   const rows: Row[] = [];
+  if (!nodedOnly) progress = { meta, rows, running: null };
   for (const bench of benches) {
+    if (progress) progress.running = bench.name;
     process.stderr.write(`bench: ${bench.name}: ${bench.description}…\n`);
     // Each benchmark releases its node, servers, children and temp dirs before the next one
     // starts, so nothing it left running skews the next figure.
@@ -109,13 +124,19 @@ async function main(): Promise<void> {
       await current.close();
       current = null;
     }
+    // Written after every benchmark, not once at the end: the figures already measured survive a run cut short
+    // (soak, last, takes ten minutes).
+    if (progress) {
+      progress.running = null;
+      writeResults(resultsDir(), meta, rows);
+    }
   }
   if (nodedOnly) {
     // A profiling run has no baselines: print it, but keep it out of the results.
     process.stdout.write(`\n${markdownTable(rows, meta)}`);
     return;
   }
-  const { json, markdown, table } = writeResults(`${packageRoot()}bench/results`, meta, rows);
+  const { json, markdown, table } = writeResults(resultsDir(), meta, rows);
   process.stdout.write(`\n${table}\nwrote ${json}\nwrote ${markdown}\n`);
   if (meta.failed.length) process.exitCode = 1;
 }
@@ -126,6 +147,11 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     interrupted = true;
     killLiveChildren();
+    if (progress?.running) {
+      progress.meta.failed.push({ bench: progress.running, error: `interrupted by ${signal}` });
+      const { json } = writeResults(resultsDir(), progress.meta, progress.rows);
+      process.stderr.write(`bench: interrupted; the figures measured so far are in ${json}\n`);
+    }
     // Then the in-process node and temp dirs; a second signal exits at once.
     void (current?.close() ?? Promise.resolve()).finally(() => process.exit(130));
   });

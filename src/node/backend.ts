@@ -6,6 +6,7 @@ import type { Home } from '../home/index.js';
 import type { P2PNetwork } from '../p2p/index.js';
 import type { BlockReads, HaInfo, HealthReport, NodeInfo, RpcBackend } from '../rpc/index.js';
 import type { Chain } from './chain.js';
+import { CommitWaiters } from './commit-waiters.js';
 import { maxBlockTxBytes, retryAfterSeconds } from './parts.js';
 import type { BlockProducer } from './producer.js';
 
@@ -39,6 +40,7 @@ export interface BackendParts {
 export function createBackend(parts: BackendParts): RpcBackend {
   const { config, home, store, chain, mempool, executor, namespaces, p2p, producer, node } = parts;
   const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
+  const commits = new CommitWaiters(chain);
   return {
     chainId: home.genesis.chainId,
     version: parts.version,
@@ -59,7 +61,7 @@ export function createBackend(parts: BackendParts): RpcBackend {
     genesis: home.genesis,
     genesisJson: readFileSync(home.paths.genesisFile, 'utf8'),
     maxBlockTxBytes: maxBlockTxBytes(config),
-    onBlock: (listener) => chain.onBlock((block) => listener(block.header!.header!.height)),
+    txCommitted: (hash, timeoutMs) => commits.wait(hash, timeoutMs),
     blockResults: executor.blockResults ? (height, txs) => executor.blockResults!(height, txs) : null,
     info: () => node.info(),
     daInfo: () => node.daInfo(),

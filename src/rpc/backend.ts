@@ -1,7 +1,7 @@
 import type { ResponseCheckTx } from 'cosmjs-types/tendermint/abci/types';
 import type { AbciExecutor, BlockResults, Mempool } from '../exec/index.js';
 import type { Genesis } from '../home/index.js';
-import type { BlockStore } from '../store/index.js';
+import type { BlockStore, TxLocation } from '../store/index.js';
 import type { State } from '../types/index.js';
 import type { HaInfo, NodeInfo } from './node-info.js';
 
@@ -67,8 +67,12 @@ export interface RpcBackend {
   readonly genesisJson: string;
   /** Most tx bytes a block takes (it must fit one DA blob). */
   readonly maxBlockTxBytes: number;
-  /** Calls `listener` with the height of every block once committed; returns the unsubscribe. */
-  onBlock(listener: (height: bigint) => void): () => void;
+  /**
+   * Where the tx with this hash lands once a block holding it is committed
+   * (rejects after `timeoutMs`); call it before submitting the tx, and `cancel`
+   * if the submission is refused.
+   */
+  txCommitted(hash: Uint8Array, timeoutMs: number): { landed: Promise<TxLocation>; cancel: () => void };
   /** The execution layer's results of a block, given its txs (null: none kept for it); null when the layer has none to give (evm). */
   readonly blockResults: ((height: bigint, txs: Uint8Array[]) => Promise<BlockResults | null>) | null;
   /**

@@ -5,9 +5,11 @@ import { compressionNegotiate } from '@connectrpc/connect/protocol';
 import { headerTimeout, headerUnaryEncoding, parseTimeout } from '@connectrpc/connect/protocol-connect';
 import { TxBackpressureError, TxRejectedError } from '../exec/index.js';
 import type { Logger } from '../log/index.js';
+import type { TxLocation } from '../store/index.js';
 import { ConfigService, P2PService, StoreService, txHash } from '../types/index.js';
 import type { HealthReport, RpcBackend } from './backend.js';
 import { BlockJsonCache } from './block-json-cache.js';
+import { BROADCAST_TX_COMMIT_TIMEOUT_MS } from './status/tx-methods.js';
 import { ACCEPT_COMPRESSION, connectAdapter } from './connect-adapter.js';
 import type { GuardedServer } from './guard.js';
 import { BodyTooLargeError, ClientGoneError, readBody } from './http.js';
@@ -215,10 +217,16 @@ export class RpcServer implements GuardedServer {
   /**
    * Answers 200 only once the tx is kept in the store (it survives a crash);
    * 503 with Retry-After while the node cannot take txs (production paused at
-   * the pending cap, mempool full).
+   * the pending cap, mempool full). With `?wait=commit` the answer waits for
+   * the block holding the tx to be committed and names its height and index
+   * (CometBFT's broadcast_tx_commit, with the same 10 s bound: 504 after it).
    */
   private async tx(req: Req, res: Res): Promise<void> {
     if (req.method !== 'POST') return sendJson(res, 405, errorJson('use POST /tx with the tx bytes (key=value) as the body'));
+    const wait = new URLSearchParams((req.url ?? '').split('?')[1] ?? '').get('wait');
+    if (wait !== null && wait !== 'commit') {
+      return sendJson(res, 400, errorJson(`wait=${wait} is not a choice: use POST /tx?wait=commit to answer once the tx's block is committed, or no wait`));
+    }
     let tx: Buffer;
     try {
       tx = await readBody(req, MAX_REQUEST_BYTES);
@@ -228,14 +236,29 @@ export class RpcServer implements GuardedServer {
     }
     if (tx.length === 0) return sendJson(res, 400, errorJson('empty body: send the tx bytes (key=value) as the request body'));
     const bytes = new Uint8Array(tx);
+    const hash = txHash(bytes).toString('hex').toUpperCase();
+    // Waiting starts before the submission, so a block committed in between is not missed.
+    const committed = wait ? this.backend.txCommitted(txHash(bytes), BROADCAST_TX_COMMIT_TIMEOUT_MS) : null;
     try {
       await this.backend.submitTx(bytes);
     } catch (err) {
+      committed?.cancel();
       if (err instanceof TxBackpressureError) res.setHeader('retry-after', String(err.retryAfterSeconds));
       if (err instanceof TxRejectedError) return sendJson(res, err.httpStatus, errorJson(err.message));
       throw err;
     }
-    sendJson(res, 200, JSON.stringify({ tx_hash: txHash(bytes).toString('hex').toUpperCase() }));
+    if (!committed) return sendJson(res, 200, JSON.stringify({ tx_hash: hash }));
+    let at: TxLocation;
+    try {
+      at = await committed.landed;
+    } catch (err) {
+      return sendJson(
+        res,
+        504,
+        JSON.stringify({ error: `${(err as Error).message}; the tx is kept: look it up later with /tx?hash=0x${hash} on the status listener`, tx_hash: hash }),
+      );
+    }
+    sendJson(res, 200, JSON.stringify({ tx_hash: hash, height: Number(at.height), index: at.index }));
   }
 
   private async kv(rawKey: string, req: Req, res: Res): Promise<void> {

@@ -53,6 +53,34 @@ describe('Mempool admission', () => {
     await expect(mempool.add(tx('b=1'))).rejects.toThrow('tx already in mempool');
   });
 
+  it('looks up the txs that arrive while a lookup runs together in the next one, and a block after settled() holds them all', async () => {
+    const index = new Index();
+    // The index answers only when told: the first lookup is still running while more txs arrive, one task at a time (as POST /tx bodies do).
+    const answers: Array<() => void> = [];
+    const read = index.getTxLocations.bind(index);
+    let asked = 0;
+    index.getTxLocations = (hashes) => {
+      asked++;
+      return new Promise((resolve) => answers.push(() => resolve(read(hashes))));
+    };
+    const mempool = new Mempool({ maxTxs: 100, maxTxBytes: 64, retryAfterSeconds: 1 }, index);
+    const adds = [mempool.add(tx('first=1'))];
+    await new Promise(setImmediate);
+    expect(asked).toBe(1);
+    for (let i = 0; i < 5; i++) {
+      adds.push(mempool.add(tx(`later${i}=1`)));
+      await new Promise(setImmediate);
+    }
+    expect(asked).toBe(1);
+    answers.shift()!();
+    await new Promise(setImmediate);
+    expect(asked).toBe(2);
+    answers.shift()!();
+    await mempool.settled();
+    expect(mempool.take(1000, 1 << 20)).toHaveLength(6);
+    await Promise.all(adds);
+  });
+
   it('refuses a committed tx naming its block, a second copy while the first is looked up, and past maxTxs', async () => {
     const index = new Index();
     index.entries.set(digestHex(tx('old=1')), { height: 7n, index: 2 });

@@ -100,6 +100,28 @@ describe('CosmJS Comet38Client against a kv node', () => {
     await waitFor(async () => (await client.tx({ hash: sha256('async=1') })).height > 0, 'the async tx committed');
   });
 
+  it('POST /tx?wait=commit answers once the block holding the tx is committed, naming it; another wait is refused', async () => {
+    const [first, second] = await Promise.all(
+      ['waited=1', 'waited=2'].map(async (body) => {
+        const res = await fetch(`${aggregator.rpc}/tx?wait=commit`, { method: 'POST', body });
+        expect(res.status).toBe(200);
+        return (await res.json()) as { tx_hash: string; height: number; index: number };
+      }),
+    );
+    for (const [answer, body] of [
+      [first!, 'waited=1'],
+      [second!, 'waited=2'],
+    ] as const) {
+      expect(answer.tx_hash).toBe(sha256(body).toString('hex').toUpperCase());
+      // The block it names is committed and holds the tx at that index.
+      const found = await client.tx({ hash: sha256(body) });
+      expect({ height: found.height, index: found.index }).toEqual({ height: answer.height, index: answer.index });
+    }
+    const bad = await fetch(`${aggregator.rpc}/tx?wait=da`, { method: 'POST', body: 'waited=3' });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toEqual({ error: expect.stringContaining('wait=da is not a choice: use POST /tx?wait=commit') });
+  });
+
   it('refuses a committed tx on /tx (409) and broadcast_tx_* (CometBFT "tx already exists in cache"), naming its block', async () => {
     const tx = (await client.broadcastTxCommit({ tx: enc('once=1') })).height;
     const again = await fetch(`${aggregator.rpc}/tx`, { method: 'POST', body: 'once=1' });

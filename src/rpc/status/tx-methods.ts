@@ -93,26 +93,6 @@ export function txMethods(view: ChainView): Record<string, StatusMethod> {
     return txResultJson(result);
   };
 
-  /** Resolves where the tx lands once a block holding it is committed; rejects after CometBFT's timeout. */
-  const committed = (txHash: Uint8Array) => {
-    let unsubscribe = () => {};
-    let timer: NodeJS.Timeout | undefined;
-    const landed = new Promise<TxLocation>((resolve, reject) => {
-      unsubscribe = b.onBlock(() => {
-        b.store.getTxLocation(txHash).then((location) => location && resolve(location), reject);
-      });
-      timer = setTimeout(() => reject(internalError('timed out waiting for tx to be included in a block')), BROADCAST_TX_COMMIT_TIMEOUT_MS);
-      // A node shutting down does not wait for it.
-      timer.unref();
-    });
-    const done = () => {
-      unsubscribe();
-      clearTimeout(timer);
-    };
-    landed.then(done, done);
-    return { landed, cancel: done };
-  };
-
   /** ResultBroadcastTx (rpc/core/types/responses.go): data is HexBytes there, so hex. */
   const broadcastResult = (tx: Uint8Array, check?: Pick<ResponseCheckTx, 'code' | 'data' | 'log' | 'codespace'>) => ({
     code: check?.code ?? 0,
@@ -179,7 +159,7 @@ export function txMethods(view: ChainView): Record<string, StatusMethod> {
       args: ['tx'],
       async call(params) {
         const tx = txParam(params);
-        const wait = committed(sha256(tx));
+        const wait = b.txCommitted(sha256(tx), BROADCAST_TX_COMMIT_TIMEOUT_MS);
         let check: ResponseCheckTx | undefined;
         try {
           check = (await b.submitTx(tx)) ?? undefined;
@@ -188,7 +168,9 @@ export function txMethods(view: ChainView): Record<string, StatusMethod> {
           if (err instanceof CheckTxRejectedError) return { check_tx: txResultJson(err.response), tx_result: {}, hash: hex(sha256(tx)), height: '0' };
           refusal(err, 'error on broadcastTxCommit: ');
         }
-        const location = await wait.landed;
+        const location = await wait.landed.catch(() => {
+          throw internalError('timed out waiting for tx to be included in a block');
+        });
         const found = await view.blockAt(location.height);
         return {
           check_tx: check ? txResultJson(check) : {},
