@@ -22,6 +22,7 @@ import {
   type NodeInfo,
 } from '../rpc/index.js';
 import type { BlockStore } from '../store/index.js';
+import { systemClock } from '../util/index.js';
 import { createBackend } from './backend.js';
 import type { Chain } from './chain.js';
 import { daInfo, nodeInfo } from './info.js';
@@ -138,6 +139,7 @@ export class Node {
         namespaces,
         logger,
         metrics,
+        clock: systemClock,
       };
       const core = await buildComponents(parts, forcedNamespace);
       const p2p = await openNetwork(parts, core, home, closers);
