@@ -1,17 +1,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Config } from '../config/index.js';
 import { daNamespaces, nodeListenerMove } from '../config/index.js';
-import {
-  CELESTIA_MEMPOOL_TTL_BLOCKS,
-  DaCache,
-  DaClient,
-  DaRetriever,
-  DaSubmitter,
-  LocalDa,
-  clearCache,
-  type BlobApi,
-  type DaNamespaces,
-} from '../da/index.js';
+import { CELESTIA_MEMPOOL_TTL_BLOCKS, DaCache, DaClient, DaRetriever, DaSubmitter, LocalDa, clearCache, type BlobApi, type DaNamespaces } from '../da/index.js';
 import { Mempool, createExecutor, instrumentExecutor, type Executor } from '../exec/index.js';
 import { ForcedInclusionQueue, ForcedInclusionVerifier } from '../forced/index.js';
 import type { HomePaths } from '../config/index.js';

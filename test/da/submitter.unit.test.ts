@@ -192,7 +192,7 @@ describe('DaSubmitter (socket-free)', () => {
     expect(a.clock.pending()).toEqual([]);
   });
 
-  it("a namespace the DA node will not take is reported with its reason, nothing is recorded, and it is tried again", async () => {
+  it('a namespace the DA node will not take is reported with its reason, nothing is recorded, and it is tried again', async () => {
     const da = new MemoryDa();
     const reserved = new Uint8Array(29);
     reserved[28] = 1; // celestia's reserved transaction namespace
@@ -202,7 +202,9 @@ describe('DaSubmitter (socket-free)', () => {
     await a.clock.sleeping();
     const { lastError } = a.submitter.status();
     expect(lastError).toMatchObject({ reason: 'other' });
-    expect(lastError!.message).toContain('invalid user namespace: invalid data namespace(0000000000000000000000000000000000000000000000000000000001): reserved data is forbidden');
+    expect(lastError!.message).toContain(
+      'invalid user namespace: invalid data namespace(0000000000000000000000000000000000000000000000000000000001): reserved data is forbidden',
+    );
     expect(a.parts.store.daIncludedHeight()).toBe(0n);
     expect(da.allBlobs()).toEqual([]);
     const submits = da.count(DaMethod.submit);

@@ -152,7 +152,8 @@ function blobNamespaceProblem(ns: Uint8Array): string | null {
   const problem = namespaceProblem(ns);
   if (problem) return problem;
   // The primary reserved namespaces: version 0, an id of zeros up to its last byte.
-  if (ns.subarray(0, NAMESPACE_BYTES - 1).every((b) => b === 0)) return `invalid user namespace: invalid data namespace(${hex(ns)}): reserved data is forbidden`;
+  if (ns.subarray(0, NAMESPACE_BYTES - 1).every((b) => b === 0))
+    return `invalid user namespace: invalid data namespace(${hex(ns)}): reserved data is forbidden`;
   if (ns[0] !== 0) return `invalid user namespace: blob version ${ns[0]} is not supported`;
   return null;
 }
