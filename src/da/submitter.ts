@@ -98,6 +98,9 @@ interface Batch {
   full: boolean;
 }
 
+/** Blocks signed at once while a batch is filled. */
+const SIGNING_WINDOW = 64;
+
 const emptyBatch = (from: bigint, cap: number): Batch => ({ from, to: from - 1n, blobs: [], bytes: 0, cap, full: false });
 
 /**
@@ -278,17 +281,24 @@ export class DaSubmitter {
     return this.fill(emptyBatch(from, this.sizeCap), head);
   }
 
-  /** Adds to `batch` the blocks after it up to `head` whose blobs fit its cap (at least one block). */
+  /**
+   * Adds to `batch` the blocks after it up to `head` whose blobs fit its cap
+   * (at least one block). Blocks are signed SIGNING_WINDOW at a time, on the
+   * threadpool: at most that many signed past the cap go unused.
+   */
   private async fill(batch: Batch, head: bigint): Promise<Batch> {
     read: for await (const stored of this.store.blocksInRange(batch.to + 1n, head)) {
-      for (const block of stored) {
-        const own = storedBlockBlobs(block.bytes, this.namespaces, this.opts.signer);
-        const size = own.reduce((sum, b) => sum + b.data.length, 0);
-        batch.full = batch.blobs.length > 0 && batch.bytes + size > batch.cap;
-        if (batch.full) break read;
-        batch.blobs.push(...own);
-        batch.bytes += size;
-        batch.to = block.height;
+      for (let i = 0; i < stored.length; i += SIGNING_WINDOW) {
+        const window = stored.slice(i, i + SIGNING_WINDOW);
+        const signed = await Promise.all(window.map((block) => storedBlockBlobs(block.bytes, this.namespaces, this.opts.signer)));
+        for (const [j, own] of signed.entries()) {
+          const size = own.reduce((sum, b) => sum + b.data.length, 0);
+          batch.full = batch.blobs.length > 0 && batch.bytes + size > batch.cap;
+          if (batch.full) break read;
+          batch.blobs.push(...own);
+          batch.bytes += size;
+          batch.to = window[j]!.height;
+        }
       }
     }
     if (!batch.full && batch.to < head) throw new Error(`block ${batch.to + 1n} is missing from the store although the chain is at ${head}`);
