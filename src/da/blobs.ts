@@ -42,16 +42,16 @@ const TXS_FIELD = DataSchema.field.txs.number;
  * with `envelope_signature` (field 4), the proposer's signature over the
  * SignedHeader's bytes. `signedHeader`: those bytes as ev-node marshals them.
  */
-function headerEnvelope(signedHeader: Uint8Array, key: Ed25519Key): Uint8Array {
-  return new BinaryWriter().raw(signedHeader).tag(ENVELOPE_SIGNATURE_FIELD, WireType.LengthDelimited).bytes(key.sign(signedHeader)).finish();
+function headerEnvelope(signedHeader: Uint8Array, signature: Uint8Array): Uint8Array {
+  return new BinaryWriter().raw(signedHeader).tag(ENVELOPE_SIGNATURE_FIELD, WireType.LengthDelimited).bytes(signature).finish();
 }
 
 /**
  * A block's data as ev-node posts it (da_submitter.go, signData): a SignedData
  * whose signature is the proposer's over the Data's bytes, metadata included.
  */
-function signedDataBlob(data: Uint8Array, key: Ed25519Key): Uint8Array {
-  const signed = create(SignedDataSchema, { signature: key.sign(data), signer: signerOf(key) });
+function signedDataBlob(data: Uint8Array, signature: Uint8Array, key: Ed25519Key): Uint8Array {
+  const signed = create(SignedDataSchema, { signature, signer: signerOf(key) });
   // The Data goes in as its bytes (field 1 first, as toBinary would write it), not decoded and encoded again.
   return new BinaryWriter().tag(SignedDataSchema.field.data.number, WireType.LengthDelimited).bytes(data).raw(toBinary(SignedDataSchema, signed)).finish();
 }
@@ -68,29 +68,38 @@ function hasTxs(data: Uint8Array): boolean {
 }
 
 /**
- * The blobs posted for a block given as its SignedHeader's and Data's bytes:
- * the header envelope, and the signed data unless the block has no txs
- * (ev-node posts no data for those: block/internal/cache/manager.go,
- * GetPendingData; a follower rebuilds it from the header's empty data_hash).
+ * The blobs posted for a block given as its SignedHeader's and Data's bytes
+ * and `key`'s signatures over them: the header envelope, and the signed data
+ * unless the block has no txs (ev-node posts no data for those:
+ * block/internal/cache/manager.go, GetPendingData; a follower rebuilds it from
+ * the header's empty data_hash), when `dataSignature` is null.
  */
-function encodedBlockBlobs(signedHeader: Uint8Array, data: Uint8Array, ns: DaNamespaces, key: Ed25519Key): Blob[] {
-  const header = blob(ns.header, headerEnvelope(signedHeader, key));
-  return hasTxs(data) ? [header, blob(ns.data, signedDataBlob(data, key))] : [header];
+function encodedBlockBlobs(
+  signed: { header: Uint8Array; data: Uint8Array; headerSignature: Uint8Array; dataSignature: Uint8Array | null },
+  ns: DaNamespaces,
+  key: Ed25519Key,
+): Blob[] {
+  const header = blob(ns.header, headerEnvelope(signed.header, signed.headerSignature));
+  return signed.dataSignature ? [header, blob(ns.data, signedDataBlob(signed.data, signed.dataSignature, key))] : [header];
 }
 
 /** A block as the blobs posted for it, signed by `key`, the block's proposer. */
 export function blockBlobs(block: { header?: SignedHeader; data?: Data }, ns: DaNamespaces, key: Ed25519Key): Blob[] {
-  return encodedBlockBlobs(signedHeaderBytes(block.header!), toBinary(DataSchema, block.data!), ns, key);
+  const header = signedHeaderBytes(block.header!);
+  const data = toBinary(DataSchema, block.data!);
+  return encodedBlockBlobs({ header, data, headerSignature: key.sign(header), dataSignature: hasTxs(data) ? key.sign(data) : null }, ns, key);
 }
 
 /**
  * blockBlobs of a block as the store keeps it (its protobuf), without decoding
  * it: this node's own blocks are stored as toBinary writes them, which is
- * byte for byte what ev-node marshals for them.
+ * byte for byte what ev-node marshals for them. Signed on libuv's threadpool:
+ * the submitter signs a batch's blocks at once, beside the event loop.
  */
-export function storedBlockBlobs(blockBytes: Uint8Array, ns: DaNamespaces, key: Ed25519Key): Blob[] {
+export async function storedBlockBlobs(blockBytes: Uint8Array, ns: DaNamespaces, key: Ed25519Key): Promise<Blob[]> {
   const { header, data } = splitEncodedBlock(blockBytes);
-  return encodedBlockBlobs(header, data, ns, key);
+  const [headerSignature, dataSignature] = await Promise.all([key.signAsync(header), hasTxs(data) ? key.signAsync(data) : null]);
+  return encodedBlockBlobs({ header, data, headerSignature, dataSignature }, ns, key);
 }
 
 /** A header blob read back: the signed header, and the envelope signature (empty for a plain SignedHeader). */

@@ -44,11 +44,25 @@ export interface Blob {
 }
 
 /**
+ * The calls the DA submitter and retriever make (celestia-node blob.Submit,
+ * blob.GetAll, header.NetworkHead): DaClient over JSON-RPC in the node, an
+ * in-memory double with celestia-node's answers in their unit tests.
+ */
+export interface BlobApi {
+  /** Submits blobs in one transaction; resolves with the DA height that includes them. */
+  submit(blobs: Blob[], config: TxConfig, signal?: AbortSignal): Promise<bigint>;
+  /** Blobs at a DA height in the given namespaces (empty when none). */
+  getAll(height: bigint, namespaces: Uint8Array[], signal?: AbortSignal): Promise<Blob[]>;
+  /** The DA network's head height. */
+  networkHead(signal?: AbortSignal): Promise<bigint>;
+}
+
+/**
  * celestia-node's JSON-RPC subset over undici with keep-alive. Every call is
  * bounded by the request timeout and fails with a DaError that says what went
  * wrong in plain words.
  */
-export class DaClient {
+export class DaClient implements BlobApi {
   private readonly agent: Agent;
   private nextId = 1;
   readonly url: URL;

@@ -1,4 +1,4 @@
-export { DaClient, submitOptions, type Blob, type DaClientOptions, type GasSettings } from './client.js';
+export { DaClient, submitOptions, type Blob, type BlobApi, type DaClientOptions, type GasSettings } from './client.js';
 export { DaError, DA_REMEDY, classifyDaMessage, type DaDelivery, type DaFailureReason } from './errors.js';
 export { DaCache, clearCache, type DaCacheState, type PendingSubmission } from './cache.js';
 export { DaSubmitter, recordDaFailure, recordDaSuccess, span, type SubmitterOptions, type SubmitterStatus, type DaActivity } from './submitter.js';

@@ -11,7 +11,7 @@ import {
   type Data,
   type SignedHeader,
 } from '../types/index.js';
-import { Backoff, isAbortError, sleep } from '../util/index.js';
+import { Backoff, isAbortError, type Clock } from '../util/index.js';
 import {
   decodeDataBlob,
   decodeHeaderBlob,
@@ -23,7 +23,7 @@ import {
   type HeaderBlob,
 } from './blobs.js';
 import type { DaCache } from './cache.js';
-import type { Blob, DaClient } from './client.js';
+import type { Blob, BlobApi } from './client.js';
 import { DaError } from './errors.js';
 import { recordDaFailure, recordDaSuccess, type DaActivity } from './submitter.js';
 
@@ -106,12 +106,13 @@ export class DaRetriever {
   readonly activity: DaActivity = { lastSuccessAt: 0, lastError: null, failingSince: 0 };
 
   constructor(
-    private readonly client: DaClient,
+    private readonly client: BlobApi,
     private readonly cache: DaCache,
     private readonly namespaces: DaNamespaces,
     private readonly sink: BlockSink,
     private readonly opts: RetrieverOptions,
     private readonly logger: Logger,
+    private readonly clock: Clock,
   ) {}
 
   /** Highest block height seen on DA (applied or waiting). */
@@ -163,18 +164,18 @@ export class DaRetriever {
         if (this.next > this.head) {
           this.head = await this.client.networkHead(signal);
           // Caught up, the node asks only for the head: that answer is DA working too.
-          recordDaSuccess(this.activity);
+          recordDaSuccess(this.activity, this.clock.now());
           backoff.reset();
           if (this.next > this.head) {
             this.saveScanPosition(false);
-            await sleep(this.opts.pollMs, signal);
+            await this.clock.sleep(this.opts.pollMs, signal);
             continue;
           }
         }
         const blobs = await this.client.getAll(this.next, this.readNamespaces, signal);
         this.ingest(blobs, this.next);
         await this.applyReady();
-        recordDaSuccess(this.activity);
+        recordDaSuccess(this.activity, this.clock.now());
         backoff.reset();
         this.next++;
         this.saveScanPosition(false);
@@ -182,7 +183,7 @@ export class DaRetriever {
         if (!(err instanceof DaError)) throw err;
         const delayMs = backoff.next();
         const failures = backoff.attempt;
-        recordDaFailure(this.activity, err);
+        recordDaFailure(this.activity, err, this.clock.now());
         // One line per outage, then one every ten attempts, so a long outage does not flood the log.
         if (failures === 1 || failures % 10 === 0) {
           this.logger.warn(
@@ -190,7 +191,7 @@ export class DaRetriever {
             'DA retrieval failed',
           );
         }
-        await sleep(delayMs, signal);
+        await this.clock.sleep(delayMs, signal);
       }
     }
   }
@@ -253,7 +254,7 @@ export class DaRetriever {
     }
     if (header.proposerAddress.length === 0) return 'header without a proposer address';
     if (header.time === 0n) return 'header timestamp cannot be zero';
-    if (header.time > BigInt(Date.now()) * 1_000_000n + MAX_CLOCK_DRIFT_NS) return 'header timestamp too far in the future';
+    if (header.time > BigInt(this.clock.now()) * 1_000_000n + MAX_CLOCK_DRIFT_NS) return 'header timestamp too far in the future';
     if (Buffer.compare(header.proposerAddress, this.opts.proposerAddress) !== 0) {
       this.otherProposerDaHeight ??= daHeight;
       return "proposer is not the chain's aggregator";
@@ -352,14 +353,14 @@ export class DaRetriever {
    * still waiting, so a restart re-reads what it had not applied.
    */
   private saveScanPosition(force: boolean): void {
-    if (!force && Date.now() - this.cacheWrittenAt < CACHE_WRITE_INTERVAL_MS) return;
+    if (!force && this.clock.now() - this.cacheWrittenAt < CACHE_WRITE_INTERVAL_MS) return;
     let safe = this.next - 1n;
     if (this.foreignDaHeight !== null && this.foreignDaHeight - 1n < safe) safe = this.foreignDaHeight - 1n;
     for (const list of this.headers.values()) for (const c of list) if (c.daHeight - 1n < safe) safe = c.daHeight - 1n;
     for (const entry of this.data.values()) if (entry.daHeight - 1n < safe) safe = entry.daHeight - 1n;
     if (safe < 0n) return;
     this.cache.update({ scannedDaHeight: safe.toString() });
-    this.cacheWrittenAt = Date.now();
+    this.cacheWrittenAt = this.clock.now();
   }
 }
 

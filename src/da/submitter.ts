@@ -3,10 +3,10 @@ import type { Executor } from '../exec/index.js';
 import type { NodeMetrics } from '../metrics/index.js';
 import { decodeStoredBlock, type BlockStore } from '../store/index.js';
 import { headerHash, type Ed25519Key } from '../types/index.js';
-import { Backoff, isAbortError, sleep } from '../util/index.js';
+import { Backoff, isAbortError, type Clock } from '../util/index.js';
 import { decodeHeaderBlob, storedBlockBlobs, type DaNamespaces } from './blobs.js';
 import type { DaCache } from './cache.js';
-import { submitOptions, type Blob, type DaClient } from './client.js';
+import { submitOptions, type Blob, type BlobApi } from './client.js';
 import { CELESTIA_MIN_GAS_PRICE } from './types.js';
 import { DaError, type DaFailureReason } from './errors.js';
 
@@ -58,16 +58,15 @@ export interface DaActivity {
   failingSince: number;
 }
 
-/** Records a failed DA call: the error, and when the run of failures it belongs to began. */
-export function recordDaFailure(activity: DaActivity, err: DaError): void {
-  const at = Date.now();
+/** Records a failed DA call at `at` (Unix ms): the error, and when the run of failures it belongs to began. */
+export function recordDaFailure(activity: DaActivity, err: DaError, at = Date.now()): void {
   activity.lastError = { message: err.message, reason: err.reason, remedy: err.remedy, at };
   if (activity.failingSince === 0) activity.failingSince = at;
 }
 
-/** Records a DA call that succeeded: the run of failures, if any, is over. */
-export function recordDaSuccess(activity: DaActivity): void {
-  activity.lastSuccessAt = Date.now();
+/** Records a DA call that succeeded at `at` (Unix ms): the run of failures, if any, is over. */
+export function recordDaSuccess(activity: DaActivity, at = Date.now()): void {
+  activity.lastSuccessAt = at;
   activity.lastError = null;
   activity.failingSince = 0;
 }
@@ -79,6 +78,30 @@ export interface SubmitterStatus extends DaActivity {
 
 /** DA heights a restart searches for an in-flight submission, at most. */
 const MAX_RECONCILE_SCAN = 10_000;
+
+/**
+ * DA block times a known DA height stands in for the head before a submission
+ * (see daHeadBefore): at most this many more heights for a search after a crash
+ * to read, in exchange for no round trip on the steady path.
+ */
+const HEAD_REUSE_DA_BLOCKS = 64;
+
+/** Blocks `from..to` as the blobs of one submission, filled up to `cap` bytes (at least one block). */
+interface Batch {
+  from: bigint;
+  /** from - 1 while empty. */
+  to: bigint;
+  blobs: Blob[];
+  bytes: number;
+  cap: number;
+  /** The next block did not fit: nothing is to be added. */
+  full: boolean;
+}
+
+/** Blocks signed at once while a batch is filled. */
+const SIGNING_WINDOW = 64;
+
+const emptyBatch = (from: bigint, cap: number): Batch => ({ from, to: from - 1n, blobs: [], bytes: 0, cap, full: false });
 
 /**
  * Posts every produced block's header and data to DA, in order, batched up to
@@ -95,22 +118,25 @@ export class DaSubmitter {
   /** The wait before the next try, drawn when the last failure was recorded. */
   private retryDelayMs = 0;
   private sizeCap: number;
+  /** The highest DA height known to exist (a submission's inclusion, a head asked for), and when it was learned (clock ms). */
+  private knownDaHead: { height: bigint; at: number } | null = null;
   /**
-   * DA height of the last inclusion while the loop goes straight on to the next
-   * submission; null once it waits (for blocks, or after a failure).
+   * The batch after the one in flight, read and signed while the DA node
+   * holds that one: a full batch of blocks takes about a DA round trip to sign.
    */
-  private lastDaHeight: bigint | null = null;
+  private prepared: Promise<Batch> | null = null;
   readonly activity: DaActivity = { lastSuccessAt: 0, lastError: null, failingSince: 0 };
 
   constructor(
     private readonly store: BlockStore,
-    private readonly client: DaClient,
+    private readonly client: BlobApi,
     private readonly cache: DaCache,
     private readonly namespaces: DaNamespaces,
     private readonly executor: Executor,
     private readonly opts: SubmitterOptions,
     private readonly logger: Logger,
     private readonly metrics: NodeMetrics | null,
+    private readonly clock: Clock,
   ) {
     this.gasPrice = opts.gasPrice;
     this.sizeCap = opts.maxBlobSize;
@@ -134,6 +160,8 @@ export class DaSubmitter {
 
   async stopped(): Promise<void> {
     await this.loop;
+    // A batch being prepared reads the store: done before the node closes it. Its failure, if any, no longer matters.
+    await this.prepared?.catch(() => undefined);
   }
 
   private waitForBlock(signal: AbortSignal): Promise<void> {
@@ -159,11 +187,10 @@ export class DaSubmitter {
     while (!signal.aborted) {
       const from = this.store.daIncludedHeight() + 1n;
       if (from > this.store.height()) {
-        this.lastDaHeight = null;
         await this.waitForBlock(signal);
         continue;
       }
-      const { blobs, to, bytes } = await this.batch(from, this.store.height());
+      const { blobs, to, bytes } = await this.nextBatch(from, this.store.height());
       this.metrics?.daAttempts.inc();
       this.metrics?.daGasPrice.set(this.gasPrice);
       try {
@@ -177,10 +204,9 @@ export class DaSubmitter {
             continue;
           }
         }
-        // A search after a crash starts above this. An inclusion just before will do (the next lands above it) and saves a
-        // round trip; after a wait it would lengthen that search, so ask for the head.
-        const daHeadBefore = this.lastDaHeight ?? (await this.client.networkHead(signal));
+        const daHeadBefore = await this.daHeadBefore(signal);
         this.cache.update({ pending: { fromHeight: from.toString(), toHeight: to.toString(), daHeadBefore: daHeadBefore.toString() } });
+        this.prepareNext(to + 1n);
         let daHeight: bigint;
         try {
           daHeight = await this.client.submit(blobs, submitOptions({ gasPrice: this.gasPrice, maxGasPrice: this.opts.maxGasPrice }), signal);
@@ -189,7 +215,7 @@ export class DaSubmitter {
           if (err instanceof DaError && !mayBeIncluded(err)) this.cache.update({ pending: null });
           throw err;
         }
-        this.lastDaHeight = daHeight;
+        this.learnedDaHead(daHeight);
         await this.store.markDaIncluded(from, to, daHeight, daHeight);
         this.cache.update({ pending: null });
         await this.executor.setFinal(to);
@@ -199,43 +225,94 @@ export class DaSubmitter {
         this.logger.info({ heights: span(from, to), daHeight: Number(daHeight), blobs: blobs.length, bytes }, 'submitted blocks to DA');
       } catch (err) {
         if (!(err instanceof DaError)) throw err;
-        this.lastDaHeight = null;
         this.failed(err, from, to);
         if (err.reason === 'too_big' && to > from) continue;
-        await sleep(this.retryDelayMs, signal);
+        await this.clock.sleep(this.retryDelayMs, signal);
       }
     }
   }
 
-  /** Blocks `from..` whose blobs fit the size cap (at least one block). */
-  private async batch(from: bigint, head: bigint): Promise<{ blobs: Blob[]; to: bigint; bytes: number }> {
-    const blobs: Blob[] = [];
-    let bytes = 0;
-    let to = from - 1n;
-    let full = false;
-    read: for await (const stored of this.store.blocksInRange(from, head)) {
-      for (const block of stored) {
-        const own = storedBlockBlobs(block.bytes, this.namespaces, this.opts.signer);
-        const size = own.reduce((sum, b) => sum + b.data.length, 0);
-        full = blobs.length > 0 && bytes + size > this.sizeCap;
-        if (full) break read;
-        blobs.push(...own);
-        bytes += size;
-        to = block.height;
+  /**
+   * The DA head before a submission is sent: a search for the submission after
+   * a crash starts above it (reconcile). Any DA height known to exist will do,
+   * since the submission lands above the head at sending, which is at least that
+   * height. So the last inclusion's height (or the head the last search asked
+   * for) stands in for the head, and the steady path makes no round trip a bare
+   * client does not make: asking here would hold every submission back by one.
+   * Only once that height is older than HEAD_REUSE_DA_BLOCKS DA block times (the
+   * node waited that long for blocks, or for DA) is the head asked again, so it
+   * adds at most that many heights to a search after a crash, whose reach
+   * stays MAX_RECONCILE_SCAN.
+   */
+  private async daHeadBefore(signal: AbortSignal): Promise<bigint> {
+    const known = this.knownDaHead;
+    if (known && this.clock.now() - known.at <= HEAD_REUSE_DA_BLOCKS * this.opts.daBlockTimeMs) return known.height;
+    return this.networkHead(signal);
+  }
+
+  private async networkHead(signal: AbortSignal): Promise<bigint> {
+    const head = await this.client.networkHead(signal);
+    this.learnedDaHead(head);
+    return head;
+  }
+
+  private learnedDaHead(height: bigint): void {
+    if (!this.knownDaHead || height >= this.knownDaHead.height) this.knownDaHead = { height, at: this.clock.now() };
+  }
+
+  /** Starts reading and signing the batch from `from` while the one before it is in flight, when there are blocks for it. */
+  private prepareNext(from: bigint): void {
+    if (from > this.store.height()) return;
+    const prepared = this.fill(emptyBatch(from, this.sizeCap), this.store.height());
+    // Awaited when taken (or at stop); until then a failure must not go unhandled.
+    prepared.catch(() => undefined);
+    this.prepared = prepared;
+  }
+
+  /**
+   * The batch from `from`: the one prepared while the last submission was in
+   * flight when it starts there and was filled to the same cap (topped up with
+   * blocks made since, if it had room), else one read now.
+   */
+  private async nextBatch(from: bigint, head: bigint): Promise<Batch> {
+    const prepared = await this.prepared;
+    this.prepared = null;
+    if (prepared && prepared.from === from && prepared.cap === this.sizeCap) return prepared.full ? prepared : this.fill(prepared, head);
+    return this.fill(emptyBatch(from, this.sizeCap), head);
+  }
+
+  /**
+   * Adds to `batch` the blocks after it up to `head` whose blobs fit its cap
+   * (at least one block). Blocks are signed SIGNING_WINDOW at a time, on the
+   * threadpool: at most that many signed past the cap go unused.
+   */
+  private async fill(batch: Batch, head: bigint): Promise<Batch> {
+    read: for await (const stored of this.store.blocksInRange(batch.to + 1n, head)) {
+      for (let i = 0; i < stored.length; i += SIGNING_WINDOW) {
+        const window = stored.slice(i, i + SIGNING_WINDOW);
+        const signed = await Promise.all(window.map((block) => storedBlockBlobs(block.bytes, this.namespaces, this.opts.signer)));
+        for (const [j, own] of signed.entries()) {
+          const size = own.reduce((sum, b) => sum + b.data.length, 0);
+          batch.full = batch.blobs.length > 0 && batch.bytes + size > batch.cap;
+          if (batch.full) break read;
+          batch.blobs.push(...own);
+          batch.bytes += size;
+          batch.to = window[j]!.height;
+        }
       }
     }
-    if (!full && to < head) throw new Error(`block ${to + 1n} is missing from the store although the chain is at ${head}`);
-    return { blobs, to, bytes };
+    if (!batch.full && batch.to < head) throw new Error(`block ${batch.to + 1n} is missing from the store although the chain is at ${head}`);
+    return batch;
   }
 
   private recordError(err: DaError): void {
     this.retryDelayMs = this.backoff.next();
-    recordDaFailure(this.activity, err);
+    recordDaFailure(this.activity, err, this.clock.now());
   }
 
   private succeeded(): void {
     this.backoff.reset();
-    recordDaSuccess(this.activity);
+    recordDaSuccess(this.activity, this.clock.now());
     // Ease a raised gas price back toward the configured one.
     if (this.gasPrice > this.opts.gasPrice) {
       const eased = this.gasPrice / this.opts.gasMultiplier;
@@ -284,7 +361,7 @@ export class DaSubmitter {
     const included = this.store.daIncludedHeight();
     // Nothing left to find: every block is recorded, or the in-flight submission was recorded just before a stop.
     if (included >= this.store.height() || (cached.pending && BigInt(cached.pending.toHeight) <= included)) return this.cache.update({ pending: null });
-    let head = await this.client.networkHead(signal);
+    let head = await this.networkHead(signal);
     // Without a cache nothing says a submission was in flight (a new home, or the cache deleted while stopped): one pass will do.
     const settled = cached.pending ? head + BigInt(this.opts.inclusionWindow) : head;
     // The in-flight submission is one blob.Submit: once its last block is found, all of it is.
@@ -307,8 +384,8 @@ export class DaSubmitter {
       if (!watching)
         this.logger.info({ daHeight: Number(head), until: Number(settled) }, 'an earlier submission may still be included; watching DA before posting again');
       watching = true;
-      await sleep(this.opts.daBlockTimeMs, signal);
-      head = await this.client.networkHead(signal);
+      await this.clock.sleep(this.opts.daBlockTimeMs, signal);
+      head = await this.networkHead(signal);
     }
     let next = included + 1n;
     for (; found.has(next); next++) await this.store.markDaIncluded(next, next, found.get(next)!, found.get(next)!);

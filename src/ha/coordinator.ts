@@ -1,6 +1,6 @@
 import { EtcdLeaseInvalidError, type ComparatorBuilder, type Etcd3, type Lease } from 'etcd3';
 import type { Logger } from '../log/index.js';
-import { Backoff, isAbortError, sleep } from '../util/index.js';
+import { Backoff, isAbortError, type Clock } from '../util/index.js';
 import { RECORDED_BLOCKS, decodeHead, decodeLeader, encodeHead, haKeys, type HaKeys, type LeaderInfo, type RecordedHead } from './keys.js';
 
 /** What this node is in the election, from the ha section. */
@@ -37,8 +37,8 @@ export interface HaParts {
   etcd: Etcd3;
   settings: HaSettings;
   logger: Logger;
-  /** Wall-clock ms; a test may hand in its own. */
-  clock: () => number;
+  /** Time as the coordinator reads it and waits on it (a test may hand in its own). */
+  clock: Clock;
 }
 
 /** A block the leader asks etcd to record before it commits it. */
@@ -69,7 +69,7 @@ interface Term {
   leaseId: string;
   /** Aborted when leadership ends, for whatever reason (its reason says which). */
   lost: AbortController;
-  /** clock() ms at which the node stops producing unless a keep-alive succeeds first. */
+  /** clock.now() ms at which the node stops producing unless a keep-alive succeeds first. */
   deadlineAt: number;
   timer: NodeJS.Timeout | null;
 }
@@ -144,7 +144,7 @@ export class HaCoordinator {
         if (outcome.term) {
           const stood = await this.serve(outcome.term, signal);
           // A term that ended in a refusal (behind, fenced out) waits before standing again, so another node can win.
-          if (!stood) await sleep(backoff.next(), signal);
+          if (!stood) await this.parts.clock.sleep(backoff.next(), signal);
           else backoff.reset();
         } else {
           backoff.reset();
@@ -154,7 +154,7 @@ export class HaCoordinator {
         if (signal.aborted) break;
         const delayMs = backoff.next();
         logger.warn({ code: 'HA_ETCD_FAILED', attempt: backoff.attempt, err: (err as Error).message }, `etcd call failed; campaigning again in ${delayMs}ms`);
-        await sleep(delayMs, signal).catch(() => undefined);
+        await this.parts.clock.sleep(delayMs, signal).catch(() => undefined);
       }
     }
   }
@@ -162,7 +162,7 @@ export class HaCoordinator {
   /** Grants a lease and puts the leader key bound to it if nobody holds it; else the revision to watch from. */
   private async campaign(): Promise<{ term: Term; revision?: never } | { term?: never; revision: string }> {
     const { etcd, settings, clock } = this.parts;
-    const sentAt = clock();
+    const sentAt = clock.now();
     const lease = etcd.lease(this.ttlMs / 1000, { autoKeepAlive: false, deadline: Date.now() + this.ttlMs });
     const leaseId = await lease.grant();
     const value = JSON.stringify({ node_id: settings.nodeId, rpc: settings.rpcAddress } satisfies LeaderInfo);
@@ -268,7 +268,7 @@ export class HaCoordinator {
           term,
           `the etcd lease was not renewed in time (local deadline ${this.ttlMs - deadlineMarginMs(this.ttlMs)}ms after the last keep-alive sent)`,
         ),
-      Math.max(0, at - this.parts.clock()),
+      Math.max(0, at - this.parts.clock.now()),
     );
   }
 
@@ -277,11 +277,11 @@ export class HaCoordinator {
     const { clock, logger } = this.parts;
     const interval = Math.floor(this.ttlMs / 3);
     while (!term.lost.signal.aborted) {
-      await sleep(interval, term.lost.signal).catch(() => undefined);
+      await clock.sleep(interval, term.lost.signal).catch(() => undefined);
       if (term.lost.signal.aborted) return;
-      const sentAt = clock();
+      const sentAt = clock.now();
       try {
-        const res = await term.lease.keepaliveOnce({ deadline: Date.now() + Math.max(1, term.deadlineAt - clock()) });
+        const res = await term.lease.keepaliveOnce({ deadline: Date.now() + Math.max(1, term.deadlineAt - clock.now()) });
         // etcd answers with the TTL it set, which may be above the one asked (its minimum lease TTL).
         if (!term.lost.signal.aborted) this.armDeadline(term, sentAt + Number(res.TTL) * 1000 - deadlineMarginMs(this.ttlMs));
       } catch (err) {
@@ -355,7 +355,7 @@ export class HaCoordinator {
     const { etcd, clock } = this.parts;
     const term = this.term;
     if (!term || term.lost.signal.aborted) throw new FenceRejectedError(`block ${block.height} not recorded: this node does not lead`);
-    const left = term.deadlineAt - clock();
+    const left = term.deadlineAt - clock.now();
     if (left <= 0) {
       this.lose(term, 'the local lease deadline passed');
       throw new FenceRejectedError(`block ${block.height} not recorded: the local lease deadline passed`);

@@ -3,6 +3,7 @@ import { resolveHomePath, splitList, type Config } from '../config/index.js';
 import { FenceRejectedError, HaCoordinator, checkEtcdReachable, createEtcdClient, type LeaderDuties } from '../ha/index.js';
 import type { Logger } from '../log/index.js';
 import { decodeBlock } from '../types/index.js';
+import { systemClock } from '../util/index.js';
 import type { Chain } from './chain.js';
 import type { BlockIntake } from './intake.js';
 import type { Closers } from './parts.js';
@@ -53,7 +54,7 @@ export function buildHaCoordinator(
         keyPrefix: haKeyPrefix(config, p.chainId),
       },
       logger: p.logger.child({ module: 'ha' }),
-      clock: Date.now,
+      clock: systemClock,
     },
     {
       ...duties,

@@ -24,6 +24,7 @@ import {
 } from '../rpc/index.js';
 import type { BlockStore } from '../store/index.js';
 import type { HaCoordinator } from '../ha/index.js';
+import { systemClock } from '../util/index.js';
 import { createBackend } from './backend.js';
 import type { Chain } from './chain.js';
 import { buildHaCoordinator, openEtcd, unlessFenced } from './ha.js';
@@ -146,6 +147,7 @@ export class Node {
         namespaces,
         logger,
         metrics,
+        clock: systemClock,
       };
       const core = await buildComponents(parts, forcedNamespace);
       const p2p = await openNetwork(parts, core, home, closers);

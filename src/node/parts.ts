@@ -1,7 +1,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { Config } from '../config/index.js';
 import { daNamespaces, nodeListenerMove } from '../config/index.js';
-import { CELESTIA_MEMPOOL_TTL_BLOCKS, DaCache, DaClient, DaRetriever, DaSubmitter, LocalDa, clearCache, type DaNamespaces } from '../da/index.js';
+import { CELESTIA_MEMPOOL_TTL_BLOCKS, DaCache, DaClient, DaRetriever, DaSubmitter, LocalDa, clearCache, type BlobApi, type DaNamespaces } from '../da/index.js';
 import { Mempool, createExecutor, instrumentExecutor, type Executor } from '../exec/index.js';
 import { ForcedInclusionQueue, ForcedInclusionVerifier } from '../forced/index.js';
 import type { HomePaths } from '../config/index.js';
@@ -12,6 +12,7 @@ import { MAX_REQUEST_BYTES } from '../rpc/index.js';
 import { BlockStore } from '../store/index.js';
 import type { Ed25519Key, SignedHeader } from '../types/index.js';
 import { BasedProducer } from './based.js';
+import type { Clock } from '../util/index.js';
 import { Chain } from './chain.js';
 import { GenesisGuard, type HeardFrom } from './genesis-guard.js';
 import { BlockIntake } from './intake.js';
@@ -129,6 +130,8 @@ export interface CoreParts {
   namespaces: DaNamespaces;
   logger: Logger;
   metrics: NodeMetrics | null;
+  /** What the DA submitter and retriever read the time from and wait on. */
+  clock: Clock;
 }
 
 /** The chain, telling the mempool and the execution layer of each block it commits. */
@@ -140,7 +143,7 @@ export async function buildChain(p: Pick<CoreParts, 'store' | 'mempool' | 'execu
 }
 
 /** The DA submitter of an aggregator, woken by each block the chain commits. */
-export function buildSubmitter(p: Omit<CoreParts, 'mempool' | 'executor'>, chain: Chain): DaSubmitter {
+export function buildSubmitter(p: Omit<CoreParts, 'mempool' | 'executor' | 'da'> & { da: BlobApi }, chain: Chain): DaSubmitter {
   const { config } = p;
   const submitter = new DaSubmitter(
     p.store,
@@ -162,6 +165,7 @@ export function buildSubmitter(p: Omit<CoreParts, 'mempool' | 'executor'>, chain
     },
     p.logger.child({ module: 'da-submitter' }),
     p.metrics,
+    p.clock,
   );
   chain.onBlock(() => submitter.notify());
   return submitter;
@@ -228,7 +232,7 @@ export function openForcedVerifier(
 
 /** A full node's DA sync, handing what it reads to the intake. */
 export async function buildRetriever(
-  p: Pick<CoreParts, 'config' | 'genesis' | 'store' | 'da' | 'cache' | 'namespaces' | 'logger'>,
+  p: Pick<CoreParts, 'config' | 'genesis' | 'store' | 'cache' | 'namespaces' | 'logger' | 'clock'> & { da: BlobApi },
   chain: Chain,
   intake: BlockIntake,
   guard: GenesisGuard,
@@ -249,6 +253,7 @@ export async function buildRetriever(
       checkGenesis: checkGenesis(guard, 'da'),
     },
     p.logger.child({ module: 'da-retriever' }),
+    p.clock,
   );
 }
 

@@ -63,3 +63,4 @@ const PEOPLE_DIGITS = 4;
 export const roundForPeople = (n: number): number => Number(n.toPrecision(PEOPLE_DIGITS));
 export { Backoff, backoffDelay, retry, type BackoffPolicy, type RetryFailure, type RetryOptions } from './retry.js';
 export { builtFile, packageRoot } from './package.js';
+export { systemClock, type Clock } from './clock.js';

@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPublicKey, verify } from 'node:crypto';
 import { create, toBinary } from '@bufbuild/protobuf';
-import { DaCache, DaRetriever, blockBlobs, type Blob, type BlockSink, type DaClient } from '../../src/da/index.js';
+import { DaCache, DaRetriever, blockBlobs, type Blob, type BlobApi, type BlockSink } from '../../src/da/index.js';
 import { silentLogger } from '../../src/log/index.js';
 import { Ed25519Key, SignedHeaderSchema, buildBlock, headerHash, txsHash, type Block } from '../../src/types/index.js';
 import {
@@ -18,6 +18,7 @@ import {
   SignedHeaderSchema as EvSignedHeaderSchema,
 } from '../fixtures/evnode-proto/gen/evnode/v1/evnode_pb.js';
 import { fromBinary } from '@bufbuild/protobuf';
+import { systemClock } from '../../src/util/index.js';
 import { tempHome, waitFor } from '../helpers/daemon.js';
 
 const ns = { header: new Uint8Array(29).fill(1), data: new Uint8Array(29).fill(2) };
@@ -106,7 +107,7 @@ async function retrieve(blobsAt: Blob[][]): Promise<{ applied: Block[]; lastData
   const client = {
     networkHead: async () => BigInt(blobsAt.length),
     getAll: async (height: bigint) => blobsAt[Number(height) - 1] ?? [],
-  } as unknown as DaClient;
+  } as unknown as BlobApi;
   const retriever = new DaRetriever(
     client,
     new DaCache(home.dir, silentLogger()),
@@ -121,6 +122,7 @@ async function retrieve(blobsAt: Blob[][]): Promise<{ applied: Block[]; lastData
       retryMaxMs: 100,
     },
     silentLogger(),
+    systemClock,
   );
   const abort = new AbortController();
   retriever.start(abort.signal, (err) => {

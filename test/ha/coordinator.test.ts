@@ -3,6 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Etcd3 } from 'etcd3';
 import { FenceRejectedError, HaCoordinator, RECORDED_BLOCKS, createEtcdClient, haKeys, type FencedBlock, type RecordedHead } from '../../src/ha/index.js';
 import { silentLogger } from '../../src/log/index.js';
+import { systemClock } from '../../src/util/index.js';
 import { EtcdServer } from '../helpers/etcd.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -34,7 +35,7 @@ class Candidate {
 
   constructor(etcd: Etcd3, nodeId: string, prefix: string) {
     this.coordinator = new HaCoordinator(
-      { etcd, settings: { nodeId, rpcAddress: `http://${nodeId}`, leaseTtlMs: 2000, keyPrefix: prefix }, logger: silentLogger(), clock: Date.now },
+      { etcd, settings: { nodeId, rpcAddress: `http://${nodeId}`, leaseTtlMs: 2000, keyPrefix: prefix }, logger: silentLogger(), clock: systemClock },
       {
         chain: {
           head: () => this.head,

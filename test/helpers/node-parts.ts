@@ -6,6 +6,7 @@ import { silentLogger } from '../../src/log/index.js';
 import { chainNamespaces, openExecution, type Closers, type CoreParts } from '../../src/node/index.js';
 import { BlockStore } from '../../src/store/index.js';
 import { Ed25519Key } from '../../src/types/index.js';
+import { systemClock } from '../../src/util/index.js';
 import { tempHome } from './daemon.js';
 
 /**
@@ -48,6 +49,7 @@ export async function coreParts(closers: Closers, opts: { config?: (c: Config) =
     namespaces: chainNamespaces(config, genesis),
     logger,
     metrics: null,
+    clock: systemClock,
   };
 }
 

@@ -1,0 +1,219 @@
+import { dirname } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DaCache, DaErrorText, DaMethod, blockBlobs, type DaNamespaces } from '../../src/da/index.js';
+import { decodeStoredBlock } from '../../src/store/index.js';
+import { buildChain, buildSubmitter, type Closers, type CoreParts } from '../../src/node/index.js';
+import { ManualClock } from '../helpers/clock.js';
+import { MemoryDa } from '../helpers/memory-da.js';
+import { coreParts } from '../helpers/node-parts.js';
+import { waitFor } from '../helpers/wait.js';
+
+// The DA submitter built alone (src/node/parts.ts, buildSubmitter) over a real
+// store in a temp dir, an in-memory DA node with celestia-node's answers
+// (test/helpers/memory-da.ts) and a clock moved by hand: no socket, and no
+// wait on the wall clock (a retry's backoff, the search watching DA).
+
+const closers: Closers = [];
+afterEach(async () => {
+  for (const close of closers.splice(0).reverse()) await close();
+});
+
+const DA_BLOCK_MS = 100;
+const INCLUSION_WINDOW = 3;
+const enc = (s: string) => new TextEncoder().encode(s);
+/** Numbers every tx of the file: a restarted aggregator's txs differ from the first one's. */
+let txs = 0;
+
+/** An aggregator's chain and DA submitter over `da`; `produce(n)` commits n blocks of one tx. */
+async function aggregator(da: MemoryDa, opts: { namespaces?: DaNamespaces; parts?: CoreParts } = {}) {
+  const parts =
+    opts.parts ??
+    (await coreParts(closers, {
+      config: (c) => Object.assign(c.da, { block_time: DA_BLOCK_MS, inclusion_window: INCLUSION_WINDOW }),
+    }));
+  const clock = new ManualClock();
+  const chain = await buildChain(parts);
+  const submitter = buildSubmitter({ ...parts, da, clock, ...(opts.namespaces ? { namespaces: opts.namespaces } : {}) }, chain);
+  const root = new AbortController();
+  const fatal: Error[] = [];
+  closers.push(() => submitter.stopped());
+  closers.push(() => root.abort(new Error('test over')));
+  const produce = async (n: number) => {
+    for (let i = 0; i < n; i++) await chain.produce([enc(`k${txs++}=v`)], BigInt(clock.now()) * 1_000_000n, parts.signer);
+  };
+  const start = () => submitter.start(root.signal, (err) => fatal.push(err));
+  const stop = async () => {
+    root.abort(new Error('stopped'));
+    await submitter.stopped();
+  };
+  const included = (height: bigint) => waitFor(() => parts.store.daIncludedHeight() >= height, `blocks up to ${height} recorded on DA`);
+  return { parts, clock, chain, submitter, fatal, produce, start, stop, included };
+}
+
+/** The block heights whose header blob DA holds, in DA order: a block posted twice shows twice. */
+async function postedHeights(da: MemoryDa, parts: CoreParts): Promise<number[]> {
+  // A block's header blob is deterministic (ed25519 signatures are): the one the store's block makes.
+  const heightOf = new Map<string, number>();
+  for (let h = 1n; h <= parts.store.height(); h++) {
+    const [header] = blockBlobs(decodeStoredBlock((await parts.store.getBlock(h))!), parts.namespaces, parts.signer);
+    heightOf.set(Buffer.from(header!.data).toString('hex'), Number(h));
+  }
+  return da.allBlobs().flatMap((b) => heightOf.get(Buffer.from(b.data).toString('hex')) ?? []);
+}
+
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+describe('DaSubmitter (socket-free)', () => {
+  it('posts every block once, in order, and asks DA for its head only before its first submission', async () => {
+    const da = new MemoryDa();
+    const a = await aggregator(da);
+    await a.produce(3);
+    a.start();
+    await a.included(3n);
+    // The next blocks come while it waits for blocks: no header.NetworkHead before their submission (issue 19).
+    await a.produce(2);
+    await a.included(5n);
+    await a.produce(1);
+    await a.included(6n);
+    expect(await postedHeights(da, a.parts)).toEqual(range(1, 6));
+    expect(da.count(DaMethod.networkHead)).toBe(1);
+    // Each block records the DA height that holds it.
+    const stored = await a.parts.store.getBlock(6n);
+    expect(stored!.headerDaHeight).toBe(da.head);
+    // After a long wait for blocks the last inclusion is too old to start a search from: the head is asked once.
+    a.clock.advance(65 * DA_BLOCK_MS);
+    await a.produce(1);
+    await a.included(7n);
+    expect(da.count(DaMethod.networkHead)).toBe(2);
+    expect(a.parts.cache.get().pending).toBeNull();
+    expect(a.fatal).toEqual([]);
+  });
+
+  it('a submission the DA node refused before taking it is posted again after the backoff, with no search of DA', async () => {
+    const da = new MemoryDa();
+    const a = await aggregator(da);
+    await a.produce(2);
+    da.failSubmits({ answer: DaErrorText.insufficientFunds });
+    a.start();
+    const wait = await a.clock.sleeping();
+    expect(wait).toBeGreaterThan(0);
+    const status = a.submitter.status();
+    expect(status.attempt).toBe(1);
+    expect(status.lastError).toMatchObject({ reason: 'insufficient_funds' });
+    expect(a.parts.store.daIncludedHeight()).toBe(0n);
+    // Refused by CheckTx: nothing in flight to find on DA.
+    expect(a.parts.cache.get().pending).toBeNull();
+    const searchesBefore = da.count(DaMethod.getAll);
+    a.clock.advance(wait);
+    await a.included(2n);
+    expect(da.count(DaMethod.getAll)).toBe(searchesBefore);
+    expect(await postedHeights(da, a.parts)).toEqual([1, 2]);
+    expect(a.submitter.status()).toMatchObject({ attempt: 0, lastError: null, failingSince: 0 });
+  });
+
+  it('a submission whose answer was lost is found on DA by the inclusion-window search, not posted twice', async () => {
+    const da = new MemoryDa();
+    const a = await aggregator(da);
+    await a.produce(3);
+    da.failSubmits('answer lost');
+    a.start();
+    // The retry's backoff, then the search: nothing on DA yet (the tx waits in the mempool), so it watches DA a block time.
+    await a.clock.endNextSleep();
+    expect(await a.clock.sleeping()).toBe(DA_BLOCK_MS);
+    expect(a.parts.store.daIncludedHeight()).toBe(0n);
+    const includedAt = da.seal();
+    await a.clock.endNextSleep();
+    await a.included(3n);
+    expect(da.count(DaMethod.submit)).toBe(1);
+    expect(await postedHeights(da, a.parts)).toEqual([1, 2, 3]);
+    expect((await a.parts.store.getBlock(3n))!.headerDaHeight).toBe(includedAt);
+    // Found after all: DA is not failing.
+    expect(a.submitter.status()).toMatchObject({ attempt: 0, lastError: null });
+  });
+
+  it('a submission lost on its way is posted again once the inclusion window has passed, exactly once', async () => {
+    const da = new MemoryDa();
+    const a = await aggregator(da);
+    await a.produce(2);
+    da.failSubmits('request lost');
+    a.start();
+    await a.clock.endNextSleep(); // the backoff
+    // The search watches DA until its head is INCLUSION_WINDOW blocks above the head it began at.
+    for (let i = 0; i < INCLUSION_WINDOW; i++) {
+      expect(await a.clock.sleeping()).toBe(DA_BLOCK_MS);
+      expect(da.count(DaMethod.submit)).toBe(1);
+      da.seal();
+      await a.clock.endNextSleep();
+    }
+    await a.included(2n);
+    expect(da.count(DaMethod.submit)).toBe(2);
+    expect(await postedHeights(da, a.parts)).toEqual([1, 2]);
+  });
+
+  it('after a restart, finds on DA the submission in flight when it stopped and does not post it again', async () => {
+    const da = new MemoryDa(undefined, 5);
+    const first = await aggregator(da);
+    await first.produce(4);
+    da.failSubmits('answer lost');
+    first.start();
+    await first.clock.sleeping(); // the submission is out; its answer lost; the node stops in the backoff
+    await first.stop();
+    const pending = first.parts.cache.get().pending;
+    expect(pending).toMatchObject({ fromHeight: '1', toHeight: '4' });
+    // The head before sending was asked (a fresh start knows no DA height): the search starts above it.
+    expect(BigInt(pending!.daHeadBefore)).toBe(5n);
+    const includedAt = da.seal();
+
+    // The node starts again: its cache file says what was in flight.
+    const cache = new DaCache(dirname(first.parts.cache.path), first.parts.logger);
+    const second = await aggregator(da, { parts: { ...first.parts, cache } });
+    const readsBefore = da.count(DaMethod.getAll);
+    second.start();
+    await second.included(4n);
+    expect(da.count(DaMethod.submit)).toBe(1);
+    expect(await postedHeights(da, first.parts)).toEqual([1, 2, 3, 4]);
+    expect((await first.parts.store.getBlock(1n))!.headerDaHeight).toBe(includedAt);
+    // The search read only the heights above the head seen before sending.
+    expect(da.count(DaMethod.getAll) - readsBefore).toBe(Number(includedAt - 5n));
+    await second.produce(1);
+    await second.included(5n);
+    expect(await postedHeights(da, first.parts)).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it('splits a batch the DA node refuses as too large, and posts every block once', async () => {
+    const da = new MemoryDa(1200);
+    const a = await aggregator(da);
+    await a.produce(8);
+    a.start();
+    await a.included(8n);
+    expect(await postedHeights(da, a.parts)).toEqual(range(1, 8));
+    expect(da.count(DaMethod.submit)).toBeGreaterThan(2);
+    // Splitting retries at once: no backoff wait.
+    expect(a.clock.pending()).toEqual([]);
+  });
+
+  it('a namespace the DA node will not take is reported with its reason, nothing is recorded, and it is tried again', async () => {
+    const da = new MemoryDa();
+    const reserved = new Uint8Array(29);
+    reserved[28] = 1; // celestia's reserved transaction namespace
+    const a = await aggregator(da, { namespaces: { header: reserved, data: reserved } });
+    await a.produce(1);
+    a.start();
+    await a.clock.sleeping();
+    const { lastError } = a.submitter.status();
+    expect(lastError).toMatchObject({ reason: 'other' });
+    expect(lastError!.message).toContain(
+      'invalid user namespace: invalid data namespace(0000000000000000000000000000000000000000000000000000000001): reserved data is forbidden',
+    );
+    expect(a.parts.store.daIncludedHeight()).toBe(0n);
+    expect(da.allBlobs()).toEqual([]);
+    const submits = da.count(DaMethod.submit);
+    // An answer it does not know keeps the submission pending: DA is watched for it, then it is posted again (and refused again).
+    while (da.count(DaMethod.submit) === submits) {
+      da.seal();
+      await a.clock.endNextSleep();
+    }
+    await waitFor(() => a.submitter.status().attempt === 2, 'the second refusal recorded');
+    expect(a.fatal).toEqual([]);
+  });
+});
