@@ -215,7 +215,8 @@ describe('LocalDa: blobs and heights', () => {
     // 1.5 MB of blob data: its line spans two of the replay's 1 MiB reads.
     const big = 'b'.repeat(1_500_000);
     const sent: Array<[bigint, string]> = [];
-    for (const text of ['small-1', big, 'small-2']) sent.push([await client.submit([blob(HEADERS, text), blob(DATA, `data-${text.length}`)], txConfig()), text]);
+    for (const text of ['small-1', big, 'small-2'])
+      sent.push([await client.submit([blob(HEADERS, text), blob(DATA, `data-${text.length}`)], txConfig()), text]);
     const times = await Promise.all(sent.map(([h]) => rpc(da, JSON.stringify({ id: 1, method: 'header.GetByHeight', params: [Number(h)] }))));
     await da.close();
 
@@ -238,7 +239,11 @@ describe('LocalDa: blobs and heights', () => {
     mkdirSync(dir, { recursive: true });
     const data = Buffer.from('no-newline');
     const ns = Buffer.from(HEADERS).toString('base64');
-    const line = { height: 1, time: '2025-01-01T00:00:00.000Z', blobs: [{ namespace: ns, data: data.toString('base64'), commitment: localCommitment(HEADERS, data).toString('base64') }] };
+    const line = {
+      height: 1,
+      time: '2025-01-01T00:00:00.000Z',
+      blobs: [{ namespace: ns, data: data.toString('base64'), commitment: localCommitment(HEADERS, data).toString('base64') }],
+    };
     writeFileSync(join(dir, BLOCK_LOG_FILE), JSON.stringify(line));
     const da = await startDa({ dir });
     const client = clientOf(da);
