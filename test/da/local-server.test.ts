@@ -234,6 +234,24 @@ describe('LocalDa: blobs and heights', () => {
     expect(texts(await client2.getAll(sent[1]![0], [HEADERS]))).toEqual([big]);
   });
 
+  it('cuts off a torn last line bigger than a replay chunk', async () => {
+    const dir = newDir();
+    const da = await startDa({ dir });
+    const h = await clientOf(da).submit([blob(HEADERS, 'before-crash')], txConfig());
+    await da.close();
+    const good = da.height;
+    appendFileSync(join(dir, BLOCK_LOG_FILE), `{"height":${good + 1},"time":"2025-01-01T00:00:00.000Z","blobs":[{"namespace":"${'A'.repeat(1_500_000)}`);
+
+    const { logger, lines } = capturingLogger();
+    const again = await startDa({ dir, logger });
+    expect(lines.some((l) => l.level === 40 && /torn last line/.test(String(l.msg)))).toBe(true);
+    const client = clientOf(again);
+    expect(texts(await client.getAll(h, [HEADERS]))).toEqual(['before-crash']);
+    const after = await client.submit([blob(HEADERS, 'after-crash')], txConfig());
+    expect(texts(await client.getAll(after, [HEADERS]))).toEqual(['after-crash']);
+    expect(readFileSync(join(dir, BLOCK_LOG_FILE)).length).toBeLessThan(1_000_000);
+  });
+
   it('carries on from a log whose last line lacks its newline', async () => {
     const dir = newDir();
     mkdirSync(dir, { recursive: true });
