@@ -199,11 +199,75 @@ describe('LocalDa: blobs and heights', () => {
     expect(texts(await client2.getAll(h, [HEADERS]))).toEqual(['before-crash']);
     const after = await client2.submit([blob(HEADERS, 'after-crash')], txConfig());
     expect(after).toBeGreaterThan(BigInt(good));
+    // Read back from where the torn bytes were cut off.
+    expect(texts(await client2.getAll(after, [HEADERS]))).toEqual(['after-crash']);
     await again.close();
 
     // The torn bytes are gone: a third start replays cleanly.
     const third = await startDa({ dir });
     expect(texts(await clientOf(third).getAll(after, [HEADERS]))).toEqual(['after-crash']);
+  });
+
+  it('serves blobs posted before a restart from the log: blocks bigger than a replay chunk, the same header times, and blocks sealed after', async () => {
+    const dir = newDir();
+    const da = await startDa({ dir });
+    const client = clientOf(da);
+    // 1.5 MB of blob data: its line spans two of the replay's 1 MiB reads.
+    const big = 'b'.repeat(1_500_000);
+    const sent: Array<[bigint, string]> = [];
+    for (const text of ['small-1', big, 'small-2'])
+      sent.push([await client.submit([blob(HEADERS, text), blob(DATA, `data-${text.length}`)], txConfig()), text]);
+    const times = await Promise.all(sent.map(([h]) => rpc(da, JSON.stringify({ id: 1, method: 'header.GetByHeight', params: [Number(h)] }))));
+    await da.close();
+
+    const again = await startDa({ dir });
+    const client2 = clientOf(again);
+    for (const [i, [height, text]] of sent.entries()) {
+      expect(texts(await client2.getAll(height, [HEADERS]))).toEqual([text]);
+      expect(texts(await client2.getAll(height, [DATA, HEADERS]))).toEqual([text, `data-${text.length}`]);
+      expect(await client2.getAll(height, [OTHER])).toEqual([]);
+      const header = await rpc(again, JSON.stringify({ id: 1, method: 'header.GetByHeight', params: [Number(height)] }));
+      expect(header.json.result).toEqual(times[i]!.json.result);
+    }
+    const next = await client2.submit([blob(DATA, 'after-restart')], txConfig());
+    expect(texts(await client2.getAll(next, [DATA]))).toEqual(['after-restart']);
+    expect(texts(await client2.getAll(sent[1]![0], [HEADERS]))).toEqual([big]);
+  });
+
+  it('cuts off a torn last line bigger than a replay chunk', async () => {
+    const dir = newDir();
+    const da = await startDa({ dir });
+    const h = await clientOf(da).submit([blob(HEADERS, 'before-crash')], txConfig());
+    await da.close();
+    const good = da.height;
+    appendFileSync(join(dir, BLOCK_LOG_FILE), `{"height":${good + 1},"time":"2025-01-01T00:00:00.000Z","blobs":[{"namespace":"${'A'.repeat(1_500_000)}`);
+
+    const { logger, lines } = capturingLogger();
+    const again = await startDa({ dir, logger });
+    expect(lines.some((l) => l.level === 40 && /torn last line/.test(String(l.msg)))).toBe(true);
+    const client = clientOf(again);
+    expect(texts(await client.getAll(h, [HEADERS]))).toEqual(['before-crash']);
+    const after = await client.submit([blob(HEADERS, 'after-crash')], txConfig());
+    expect(texts(await client.getAll(after, [HEADERS]))).toEqual(['after-crash']);
+    expect(readFileSync(join(dir, BLOCK_LOG_FILE)).length).toBeLessThan(1_000_000);
+  });
+
+  it('carries on from a log whose last line lacks its newline', async () => {
+    const dir = newDir();
+    mkdirSync(dir, { recursive: true });
+    const data = Buffer.from('no-newline');
+    const ns = Buffer.from(HEADERS).toString('base64');
+    const line = {
+      height: 1,
+      time: '2025-01-01T00:00:00.000Z',
+      blobs: [{ namespace: ns, data: data.toString('base64'), commitment: localCommitment(HEADERS, data).toString('base64') }],
+    };
+    writeFileSync(join(dir, BLOCK_LOG_FILE), JSON.stringify(line));
+    const da = await startDa({ dir });
+    const client = clientOf(da);
+    const next = await client.submit([blob(HEADERS, 'appended')], txConfig());
+    expect(texts(await client.getAll(1n, [HEADERS]))).toEqual(['no-newline']);
+    expect(texts(await client.getAll(next, [HEADERS]))).toEqual(['appended']);
   });
 
   it('loads a log of 10,000 blobs on start', async () => {

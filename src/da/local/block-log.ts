@@ -1,4 +1,5 @@
-import { closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { open as openFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../../log/index.js';
 
@@ -12,9 +13,29 @@ export interface StoredBlob {
 /** One sealed DA block: a line of `blocks.log`. */
 export interface SealedBlock {
   height: number;
-  /** RFC 3339. */
+  /** RFC 3339, as `Date.toISOString` writes it. */
   time: string;
   blobs: StoredBlob[];
+}
+
+/** Where a sealed block's line lies in `blocks.log` (without its newline). */
+export interface LogSpan {
+  start: number;
+  length: number;
+}
+
+/**
+ * What the server keeps in memory of a sealed block: a few numbers and its
+ * namespaces, however much its blobs weigh. The blobs are read back from the
+ * log (`BlockLog.read`) when asked for.
+ */
+export interface BlockSummary {
+  height: number;
+  /** Milliseconds since the epoch (`time` round-trips through `Date` exactly: checked on replay). */
+  time: number;
+  /** The distinct namespaces of its blobs (base64), empty for an empty block. */
+  namespaces: string[];
+  span: LogSpan;
 }
 
 /** The built-in DA's data directory cannot be used; `code` says why. */
@@ -31,6 +52,8 @@ export class LocalDaError extends Error {
 export const BLOCK_LOG_FILE = 'blocks.log';
 const LOCK_FILE = 'LOCK';
 const NEWLINE = 0x0a;
+/** The log is replayed in reads of this many bytes: start-up holds one line at a time, never the whole file. */
+const REPLAY_CHUNK_BYTES = 1024 * 1024;
 /** Lock files this process holds: a lock naming our own pid but not listed here was left by an earlier process that had the same pid (a container restarted after a crash). */
 const heldLocks = new Set<string>();
 
@@ -56,44 +79,86 @@ export class BlockLog {
     readonly file: string,
     private readonly lockFile: string,
     fd: number,
+    /** Reads blobs back for GetAll; closing it waits for reads under way. */
+    private readonly reader: FileHandle,
+    /** Bytes in the file: where the next line starts. */
+    private size: number,
   ) {
     this.fd = fd;
   }
 
   /**
-   * Opens (creating) `dir/blocks.log` and replays it: `onBlock` sees every sealed
-   * block in height order. A torn last line (a crash mid-write) is cut off with a
-   * warning; damage anywhere else is an error that says what to do.
+   * Opens (creating) `dir/blocks.log` and replays it a chunk at a time: `onBlock`
+   * sees every sealed block's summary in height order. A torn last line (a crash
+   * mid-write) is cut off with a warning; damage anywhere else is an error that
+   * says what to do.
    */
-  static open(dir: string, logger: Logger, onBlock: (block: SealedBlock) => void): BlockLog {
+  static async open(dir: string, logger: Logger, onBlock: (block: BlockSummary) => void): Promise<BlockLog> {
     mkdirSync(dir, { recursive: true });
     const lockFile = join(dir, LOCK_FILE);
     acquireLock(lockFile, dir);
     const file = join(dir, BLOCK_LOG_FILE);
     let fd: number | undefined;
+    let reader: FileHandle | undefined;
     try {
       fd = openSync(file, 'a+');
-      const good = replay(readFileSync(file), file, logger, onBlock);
-      if (good.truncateTo !== undefined) ftruncateSync(fd, good.truncateTo);
-      if (good.appendNewline) writeSync(fd, '\n');
-      return new BlockLog(file, lockFile, fd);
+      const good = replay(fd, file, logger, onBlock);
+      let size = good.size;
+      if (good.truncateTo !== undefined) {
+        ftruncateSync(fd, good.truncateTo);
+        size = good.truncateTo;
+      }
+      if (good.appendNewline) size += writeSync(fd, '\n');
+      reader = await openFile(file, 'r');
+      return new BlockLog(file, lockFile, fd, reader, size);
     } catch (err) {
       if (fd !== undefined) closeSync(fd);
+      await reader?.close();
       releaseLock(lockFile);
       throw err;
     }
   }
 
-  /** Appends a sealed block. The write reaches the OS before this returns (it survives the process, not a power cut: no fsync). */
-  append(block: SealedBlock): void {
+  /**
+   * Appends a sealed block and says where its line lies. The write reaches the OS
+   * before this returns (it survives the process, not a power cut: no fsync). A
+   * write that fails is cut off again, so the next line starts where the index
+   * expects it.
+   */
+  append(block: SealedBlock): BlockSummary {
     if (this.fd === undefined) throw new Error('the local DA block log is closed');
-    writeSync(this.fd, JSON.stringify(block) + '\n');
+    const line = Buffer.from(JSON.stringify(block) + '\n');
+    try {
+      const written = writeSync(this.fd, line);
+      if (written !== line.length) throw new Error(`wrote ${written} of ${line.length} bytes`);
+    } catch (err) {
+      ftruncateSync(this.fd, this.size);
+      throw err;
+    }
+    const span = { start: this.size, length: line.length - 1 };
+    this.size += line.length;
+    return summarize(block, span);
   }
 
-  close(): void {
+  /** The sealed block whose line lies at `span`, read back from the file; `height` is what the index says it holds. */
+  async read(span: LogSpan, height: number): Promise<SealedBlock> {
+    const buf = Buffer.allocUnsafe(span.length);
+    const { bytesRead } = await this.reader.read(buf, 0, span.length, span.start);
+    const block = bytesRead === span.length ? parseBlock(buf) : undefined;
+    if (block?.height !== height) {
+      throw new LocalDaError(
+        `${this.file} no longer holds height ${height} at byte ${span.start}: the log was changed while the server ran`,
+        'LOCAL_DA_LOG_DAMAGED',
+      );
+    }
+    return block;
+  }
+
+  async close(): Promise<void> {
     if (this.fd === undefined) return;
     closeSync(this.fd);
     this.fd = undefined;
+    await this.reader.close();
     releaseLock(this.lockFile);
   }
 }
@@ -144,37 +209,61 @@ function isStoredBlob(b: unknown): b is StoredBlob {
   return typeof o === 'object' && o !== null && typeof o.namespace === 'string' && typeof o.data === 'string' && typeof o.commitment === 'string';
 }
 
-function replay(buf: Buffer, file: string, logger: Logger, onBlock: (block: SealedBlock) => void): { truncateTo?: number; appendNewline?: boolean } {
-  let start = 0;
+/** A line as a sealed block, or undefined when it is not one. */
+function parseBlock(line: Buffer): SealedBlock | undefined {
+  try {
+    const parsed = JSON.parse(line.toString('utf8')) as SealedBlock;
+    if (
+      Number.isSafeInteger(parsed.height) &&
+      parsed.height >= 1 &&
+      typeof parsed.time === 'string' &&
+      isIsoTime(parsed.time) &&
+      Array.isArray(parsed.blobs) &&
+      parsed.blobs.every(isStoredBlob)
+    ) {
+      return parsed;
+    }
+  } catch {
+    // Not JSON.
+  }
+  return undefined;
+}
+
+/** Whether `time` is what `Date.toISOString` writes, so the index can keep it as a number and give back the same text. */
+function isIsoTime(time: string): boolean {
+  const ms = Date.parse(time);
+  return Number.isFinite(ms) && new Date(ms).toISOString() === time;
+}
+
+function summarize(block: SealedBlock, span: LogSpan): BlockSummary {
+  return { height: block.height, time: Date.parse(block.time), namespaces: [...new Set(block.blobs.map((b) => b.namespace))], span };
+}
+
+interface ReplayEnd {
+  /** Bytes in the file as read. */
+  size: number;
+  truncateTo?: number;
+  appendNewline?: boolean;
+}
+
+/** Reads the log from `fd` a chunk at a time, one line in memory at a time. */
+function replay(fd: number, file: string, logger: Logger, onBlock: (block: BlockSummary) => void): ReplayEnd {
+  const chunk = Buffer.allocUnsafe(REPLAY_CHUNK_BYTES);
+  /** The current line's bytes from earlier chunks (copied: the chunk is reused). */
+  let partial: Buffer[] = [];
+  let lineStart = 0;
   let lineNo = 0;
   let expected: number | undefined;
-  while (start < buf.length) {
+  const take = (line: Buffer, last: boolean): ReplayEnd | undefined => {
     lineNo++;
-    const nl = buf.indexOf(NEWLINE, start);
-    const last = nl === -1;
-    const end = last ? buf.length : nl;
-    let block: SealedBlock | undefined;
-    try {
-      const parsed = JSON.parse(buf.toString('utf8', start, end)) as SealedBlock;
-      if (
-        Number.isSafeInteger(parsed.height) &&
-        parsed.height >= 1 &&
-        typeof parsed.time === 'string' &&
-        Array.isArray(parsed.blobs) &&
-        parsed.blobs.every(isStoredBlob)
-      ) {
-        block = parsed;
-      }
-    } catch {
-      // Reported below.
-    }
+    const block = parseBlock(line);
     if (!block) {
       if (last) {
         logger.warn(
-          { file, line: lineNo, bytes: end - start },
+          { file, line: lineNo, bytes: line.length },
           'local DA: ignoring a torn last line of the block log (the server stopped while writing it); the blobs of that block were never confirmed to their submitter',
         );
-        return { truncateTo: start };
+        return { size: lineStart + line.length, truncateTo: lineStart };
       }
       throw new LocalDaError(
         `${file} line ${lineNo} is not a sealed block; the log is damaged. Move data/local-da aside to start a fresh local DA (nodes using it must then be reset)`,
@@ -188,9 +277,24 @@ function replay(buf: Buffer, file: string, logger: Logger, onBlock: (block: Seal
       );
     }
     expected = block.height + 1;
-    onBlock(block);
-    if (last) return { appendNewline: true };
-    start = nl + 1;
+    onBlock(summarize(block, { start: lineStart, length: line.length }));
+    return last ? { size: lineStart + line.length, appendNewline: true } : undefined;
+  };
+  let pos = 0;
+  for (;;) {
+    const n = readSync(fd, chunk, 0, chunk.length, pos);
+    if (n === 0) break;
+    const read = chunk.subarray(0, n);
+    let from = 0;
+    for (let nl = read.indexOf(NEWLINE); nl !== -1; nl = read.indexOf(NEWLINE, from)) {
+      const tail = read.subarray(from, nl);
+      take(partial.length > 0 ? Buffer.concat([...partial, tail]) : tail, false);
+      lineStart = pos + nl + 1;
+      partial = [];
+      from = nl + 1;
+    }
+    if (from < n) partial.push(Buffer.from(read.subarray(from)));
+    pos += n;
   }
-  return {};
+  return (partial.length > 0 ? take(Buffer.concat(partial), true) : undefined) ?? { size: pos };
 }

@@ -17,7 +17,7 @@ import {
   type WireBlob,
   type WireExtendedHeader,
 } from '../types.js';
-import { BlockLog, LocalDaError, type SealedBlock, type StoredBlob } from './block-log.js';
+import { BlockLog, LocalDaError, type BlockSummary, type SealedBlock, type StoredBlob } from './block-log.js';
 import { applyFaultsPatch, NO_FAULTS, parseFaultsPatch, FaultsError, SUBMIT_FAULT_TEXT, type DaFaults } from './faults.js';
 import { goJsonKind, goUint64, paramError, requestId, rpcError, rpcResult, RpcCode, RpcFailure, type RpcAnswer } from './go-jsonrpc.js';
 import { decodeTxConfig, submissionGasPrice, type DecodedTxConfig } from './tx-config.js';
@@ -233,10 +233,14 @@ export class LocalDa {
   private head = 0;
   private headTime = new Date().toISOString();
   private readonly startedAt = new Date().toISOString();
-  /** Height → its blobs, for heights that have any. */
-  private readonly index = new Map<number, StoredBlob[]>();
-  /** Height → the time its block was sealed (RFC 3339), for header.GetByHeight. */
-  private readonly times: string[] = [];
+  /**
+   * Height → where its line lies in the log and its namespaces, for heights that
+   * have blobs. The blobs themselves stay in the file (GetAll reads them back):
+   * memory grows by a few numbers per DA height, not by the bytes posted.
+   */
+  private readonly index = new Map<number, BlockSummary>();
+  /** Height → when its block was sealed (ms since the epoch), for header.GetByHeight. */
+  private readonly times: number[] = [];
   private pending: PendingSubmit[] = [];
   private readonly records: DaSubmission[] = [];
   private state: DaFaults = { ...NO_FAULTS };
@@ -255,6 +259,7 @@ export class LocalDa {
   private constructor(
     private readonly opts: LocalDaOptions,
     private readonly log: BlockLog,
+    replayed: BlockSummary[],
   ) {
     this.logger = opts.logger;
     this.token = opts.authToken ? Buffer.from(opts.authToken) : undefined;
@@ -262,6 +267,7 @@ export class LocalDa {
     this.host = host;
     this.port = port;
     this.move = opts.move ?? hostPortFlagMove('listen', host);
+    for (const b of replayed) this.applyBlock(b);
   }
 
   /** Replays the log in `dir`, listens, and starts sealing a block every `blockTimeMs`. */
@@ -272,10 +278,9 @@ export class LocalDa {
       throw new RangeError(`local DA: maxBlobSize must be a whole number > 0, got ${opts.maxBlobSize}`);
     parseHostPort(opts.listen);
     if (opts.adminListen !== undefined) checkAdminListen(opts.adminListen, opts.authToken);
-    const blocks: SealedBlock[] = [];
-    const log = BlockLog.open(opts.dir, opts.logger, (b) => blocks.push(b));
-    const da = new LocalDa(opts, log);
-    for (const b of blocks) da.applyBlock(b);
+    const blocks: BlockSummary[] = [];
+    const log = await BlockLog.open(opts.dir, opts.logger, (b) => blocks.push(b));
+    const da = new LocalDa(opts, log, blocks);
     try {
       da.listener = await listen(opts.listen, da.handle, da.move);
       da.port = da.listener.address.port;
@@ -345,18 +350,18 @@ export class LocalDa {
       this.listener = undefined;
       this.admin = undefined;
       await Promise.all(listeners.filter((l) => l !== undefined).map((l) => l.close()));
-      this.log.close();
+      await this.log.close();
     })();
     return this.closing;
   }
 
   // --- blocks -------------------------------------------------------------
 
-  private applyBlock(block: SealedBlock): void {
+  private applyBlock(block: BlockSummary): void {
     this.head = block.height;
-    this.headTime = block.time;
+    this.headTime = new Date(block.time).toISOString();
     this.times[block.height] = block.time;
-    if (block.blobs.length > 0) this.index.set(block.height, block.blobs);
+    if (block.namespaces.length > 0) this.index.set(block.height, block);
   }
 
   /** Seals the next DA block with every blob waiting, and answers their submitters with its height. */
@@ -365,14 +370,15 @@ export class LocalDa {
     const batch = this.pending;
     this.pending = [];
     const block: SealedBlock = { height: this.head + 1, time: new Date().toISOString(), blobs: batch.flatMap((p) => p.blobs) };
+    let summary: BlockSummary;
     try {
-      this.log.append(block);
+      summary = this.log.append(block);
     } catch (err) {
       this.logger.error({ code: 'LOCAL_DA_WRITE_FAILED', err, height: block.height }, 'local DA: cannot write the block log; the block was not sealed');
       for (const p of batch) failPending(p, `local DA cannot write its block log: ${(err as Error).message}`);
       return;
     }
-    this.applyBlock(block);
+    this.applyBlock(summary);
     if (batch.length > 0) this.logger.debug({ height: block.height, blobs: block.blobs.length, submits: batch.length }, 'local DA block sealed');
     for (const p of batch) {
       p.record.height = block.height;
@@ -622,16 +628,20 @@ export class LocalDa {
   private headerAt(height: number): WireExtendedHeader {
     if (height === 0) throw methodError('header: height must be bigger than zero');
     if (height > this.head) throw methodError(`header: ${DaErrorText.heightFromFuture}: networkHeight: ${this.head}, requestedHeight: ${height}`);
-    return { header: { chain_id: CHAIN_ID, height: String(height), time: this.times[height] ?? this.headTime } };
+    const sealedAt = this.times[height];
+    return { header: { chain_id: CHAIN_ID, height: String(height), time: sealedAt === undefined ? this.headTime : new Date(sealedAt).toISOString() } };
   }
 
   /** celestia-node blob/service.go, GetAll: the blobs in the namespaces, or null (a nil slice) when there are none. */
-  private getAll(height: number, wanted: Set<string>): WireBlob[] | null {
+  private async getAll(height: number, wanted: Set<string>): Promise<WireBlob[] | null> {
     if (height === 0) throw methodError('height must be bigger than zero');
     if (height > this.head) throw methodError(`header: ${DaErrorText.heightFromFuture}: networkHeight: ${this.head}, requestedHeight: ${height}`);
+    const entry = this.index.get(height);
+    if (!entry?.namespaces.some((ns) => wanted.has(ns))) return null;
+    const block = await this.log.read(entry.span, height);
     const found: WireBlob[] = [];
     // `index` is the blob's position in its DA block, not celestia's share index in the data square.
-    (this.index.get(height) ?? []).forEach((b, index) => {
+    block.blobs.forEach((b, index) => {
       if (wanted.has(b.namespace)) found.push({ namespace: b.namespace, data: b.data, share_version: 0, commitment: b.commitment, index });
     });
     return found.length > 0 ? found : null;
