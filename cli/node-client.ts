@@ -3,7 +3,8 @@ import { existsSync } from 'node:fs';
 import { relative } from 'node:path';
 import { ConfigError, homePaths, loadConfig, resolveHome } from '../src/config/index.js';
 import { connectNode, NodeUnreachableError, uncheckedClient, WrongNodeError, type NodeClient, type NodeTarget } from '../src/client/index.js';
-import { nodeProcess } from '../src/doctor/index.js';
+// process.js alone: the doctor's index loads every check and what each check reads (DA, EVM, listr2).
+import { nodeProcess } from '../src/doctor/process.js';
 import { HomeError, readHome } from '../src/home/index.js';
 import { CommandFailure } from './base.js';
 

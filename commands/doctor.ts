@@ -4,21 +4,7 @@ import { Flags } from '@oclif/core';
 import { NodedCommand } from '../cli/base.js';
 import { configFlags, givenConfigFlags } from '../cli/config-flags.js';
 import { DURATION_FORM, parseDuration, resolveHome } from '../src/config/index.js';
-import {
-  CHECK_IDS,
-  UnknownCheckError,
-  buildContext,
-  checkList,
-  doctorExitCode,
-  plainReport,
-  runDoctor,
-  runWithListr,
-  selectChecks,
-  ttyEpilogue,
-  type CheckId,
-  type CheckResult,
-  type DoctorContext,
-} from '../src/doctor/index.js';
+import { CHECK_IDS, type CheckId, type CheckResult, type DoctorContext } from '../src/doctor/types.js';
 
 export default class Doctor extends NodedCommand {
   static summary = 'Check the node, its config, its home and the services it needs; each check ends ok, warn or fail with a remedy.';
@@ -52,6 +38,9 @@ Exit status: 0 when no check fails (warnings allowed), 1 when a check fails, 2 w
 
   async run(): Promise<CheckResult[] | Array<{ id: string; verifies: string }>> {
     const { flags } = await this.parse(Doctor);
+    // The checks (and what they read with: DA and engine clients, listr2) are loaded once the flags parse.
+    const { UnknownCheckError, buildContext, checkList, doctorExitCode, plainReport, runDoctor, runWithListr, selectChecks, ttyEpilogue } =
+      await import('../src/doctor/index.js');
     if (flags['list-checks']) {
       const list = checkList();
       if (!this.jsonEnabled()) {

@@ -2,9 +2,12 @@ import { Flags } from '@oclif/core';
 import { ConfigError, loadConfig, ownPeerAddress, parseConfigText, renderNodeYml, resolveHome } from '../src/config/index.js';
 import { CHAIN_ID_FORM, CHAIN_ID_PATTERN, DEFAULT_FORCED_INCLUSION_EPOCH, HomeError, initHome, type InitResult } from '../src/home/index.js';
 import { join } from 'node:path';
-import { DEFAULT_EVM_PORTS, ExecutionClientMissingError, initEvmHome, type EvmInitResult } from '../src/exec/evm/index.js';
-import { DEFAULT_EXEC_PORT, initGrpcHome } from '../src/exec/grpc/index.js';
-import { JoinError, fetchJoinSource, writeJoinedHome, type JoinSource } from '../src/home/join.js';
+// The files that write an EVM or gRPC home, not their folders' indexes: those load the EVM executor and the
+// gRPC server too, which init never runs. --join's client is loaded by the init that joins.
+import { DEFAULT_EVM_PORTS, initEvmHome, type EvmInitResult } from '../src/exec/evm/devnet.js';
+import { ExecutionClientMissingError } from '../src/exec/evm/client-module.js';
+import { DEFAULT_EXEC_PORT, initGrpcHome } from '../src/exec/grpc/init.js';
+import type { JoinSource } from '../src/home/join.js';
 import { NodedCommand } from '../cli/base.js';
 
 /** How long each request to the node named by --join may take. */
@@ -130,6 +133,7 @@ With --join URL it makes a full node of a running chain instead: it fetches the 
       }
     }
     const home = resolveHome(flags.home);
+    const { JoinError, fetchJoinSource, writeJoinedHome } = await import('../src/home/join.js');
     let source: JoinSource;
     let result: InitResult;
     try {

@@ -2,11 +2,10 @@ import { existsSync } from 'node:fs';
 import { Flags } from '@oclif/core';
 import { ConfigError, DEV_HOME, homePaths, loadConfig, resolveHome, resolveHomePath } from '../src/config/index.js';
 import { HomeError, homeExists, initHome } from '../src/home/index.js';
-import { createLogger } from '../src/log/index.js';
 import { dashboardLogFile, isTerminal } from '../src/dashboard/tty.js';
 import type { DashboardHandle } from '../src/dashboard/index.js';
 import { loadDashboard } from '../cli/dashboard.js';
-import { logSecrets, runDaemon, type Node } from '../src/node/index.js';
+import type { Node } from '../src/node/index.js';
 import { NodedCommand } from '../cli/base.js';
 import { configFlags, givenConfigFlags } from '../cli/config-flags.js';
 
@@ -79,6 +78,9 @@ export default class Start extends NodedCommand {
       if (err instanceof ConfigError) this.fail(err.message, err.code, err.fromFlags ? 2 : 1);
       throw err;
     }
+    // The daemon and its logger are loaded once flags and config are good: a start refused for a bad flag
+    // or key (exit 2 or 1) does not pay for loading every part of the node first.
+    const [{ createLogger }, { logSecrets, runDaemon }] = await Promise.all([import('../src/log/index.js'), import('../src/node/index.js')]);
     // Lines go to stderr and log.file; under --dashboard the screen is the dashboard's, so only to a file.
     const logFile = config.log.file ? resolveHomePath(home, config.log.file) : flags.dashboard ? dashboardLogFile(home) : undefined;
     const logger = createLogger({

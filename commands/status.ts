@@ -5,7 +5,6 @@ import { fetchNodeStatus, NodeUnreachableError, type NodeStatusReport } from '..
 import { DURATION_FORM, tryParseDuration } from '../src/config/duration.js';
 import { isTerminal } from '../src/dashboard/tty.js';
 import { loadDashboard } from '../cli/dashboard.js';
-import { describeChild } from '../src/supervise/index.js';
 import { daStatusFields, describeDa } from '../src/node/notifier.js';
 
 /** Shortest --interval: faster readings would cost the node more than they show. */
@@ -58,7 +57,11 @@ export default class Status extends NodedCommand {
     this.log(`DA           ${describeDa(daStatusFields(report.da))}`);
     if (report.da.last_error) this.log(`DA error     ${report.da.last_error.reason}: ${report.da.last_error.message}; ${report.da.last_error.remedy}`);
     if (report.ha) this.log(`HA           ${report.ha.role} (node ${report.ha.node_id}; leader ${report.ha.leader ?? 'none yet'})`);
-    for (const child of report.children) this.log(`child        ${describeChild(child)}`);
+    if (report.children.length > 0) {
+      // Only a node with supervise: entries has children: the supervisor's process code (execa) is loaded for them alone.
+      const { describeChild } = await import('../src/supervise/index.js');
+      for (const child of report.children) this.log(`child        ${describeChild(child)}`);
+    }
     return report;
   }
 }

@@ -3,7 +3,6 @@ import type { GetBlockResponse } from '../types/index.js';
 import { formatHostPort, parseHostPort } from '../config/index.js';
 import { parseJsonExact } from '../util/index.js';
 import type { NodeInfo } from '../rpc/index.js';
-import { readGetBlockJson } from '../rpc/json.js';
 
 /** Nothing answers at the node's address: the message says where and what to check. */
 export class NodeUnreachableError extends Error {
@@ -120,6 +119,8 @@ export class NodeClient {
   async getBlock(selector: BlockSelector): Promise<{ raw: string; response: GetBlockResponse }> {
     const body = 'hash' in selector ? { hash: Buffer.from(selector.hash).toString('base64') } : { height: selector.height.toString() };
     const raw = await this.callJson('/node.v1.StoreService/GetBlock', body);
+    // Loaded here, not with the client: the protobuf and Connect code it reads with costs every other command its start-up time.
+    const { readGetBlockJson } = await import('../rpc/json.js');
     return { raw, response: readGetBlockJson(parseJsonExact(raw) as never) };
   }
 

@@ -1,7 +1,8 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
 import { homePaths, parseConfigText, renderNodeYml, type ConfigOverrides, type HomePaths, type SuperviseEntryYaml } from '../config/index.js';
-import { Ed25519Key, libp2pPeerId } from '../types/index.js';
+// keys.js alone: the types index also loads every generated protobuf message, which a home never needs.
+import { Ed25519Key, libp2pPeerId } from '../types/keys.js';
 import { homeEntries } from './layout.js';
 
 export { homeEntries, type HomeEntry } from './layout.js';

@@ -7,6 +7,7 @@ import { parseConfigText } from '../../src/config/index.js';
 import { readGetBlockJson } from '../../src/rpc/json.js';
 import { headerHash, type Block } from '../../src/types/index.js';
 import { parseJsonExact } from '../../src/util/index.js';
+import { initHome } from '../../src/home/index.js';
 import { Daemon, getBlockJson, killAll, latestHeight, runCli, tempHome, waitFor, type RunResult } from '../helpers/daemon.js';
 
 // The daemon's life (DESIGN.md §11): clean shutdown, the home lock, taken ports, bad config, --dev, lazy mode.
@@ -28,10 +29,10 @@ function newHome(): string {
   return h.dir;
 }
 
-async function initHome(): Promise<string> {
+/** An aggregator's home, written by the function `noded init` runs (the command has its own tests): these tests are about `start`. */
+function aggregatorHome(): string {
   const dir = newHome();
-  const res = await runCli(['init', '--home', dir, '--chain-id', 'test-1', '--aggregator']);
-  expect(res.code, res.stderr).toBe(0);
+  initHome({ home: dir, chainId: 'test-1', aggregator: true, force: false });
   return dir;
 }
 
@@ -100,7 +101,7 @@ async function stopCleanly(d: Daemon): Promise<number> {
 
 describe('SIGTERM', () => {
   it('exits 0, removes the pid file, and keeps every block for the next start', async () => {
-    const home = await initHome();
+    const home = aggregatorHome();
     const pidFile = join(home, 'data', 'node.pid');
     const node = await Daemon.start(home, ['--node.node.block_time', '100ms']);
     expect(readFileSync(pidFile, 'utf8').trim()).toBe(String(node.pid));
@@ -124,7 +125,7 @@ describe('SIGTERM', () => {
 
 describe('a second start on the same home', () => {
   it('exits 1 naming the pid of the running node, which keeps producing', async () => {
-    const home = await initHome();
+    const home = aggregatorHome();
     const first = await Daemon.start(home, ['--node.node.block_time', '100ms']);
     await waitFor(async () => (await latestHeight(first.rpc)) >= 1, 'height 1');
 
@@ -144,7 +145,7 @@ describe('a port held by another process', () => {
   let port: number;
 
   beforeAll(async () => {
-    home = await initHome();
+    home = aggregatorHome();
     server = createServer();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -186,7 +187,7 @@ describe('bad config at start', () => {
   let height: number;
 
   beforeAll(async () => {
-    home = await initHome();
+    home = aggregatorHome();
     yml = join(home, 'config', 'node.yml');
     goodYml = readFileSync(yml, 'utf8');
     const node = await Daemon.start(home, ['--node.node.block_time', '100ms']);
@@ -291,7 +292,7 @@ describe('start --dev', () => {
 
 describe('lazy mode', () => {
   it('makes blocks only for txs, or after lazy_block_interval', async () => {
-    const home = await initHome();
+    const home = aggregatorHome();
     const lazy = (interval: string) =>
       Daemon.start(home, ['--node.node.lazy_mode', '--node.node.block_time', '50ms', '--node.node.lazy_block_interval', interval]);
     // An interval no test outlives: any block is one a tx asked for.

@@ -1,17 +1,21 @@
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { expect } from 'vitest';
-import { runCli, tempHome } from './daemon.js';
+import { initHome } from '../../src/home/index.js';
+import { tempHome } from './daemon.js';
 
-/** Node homes made with `noded init` for one test file; `cleanup()` from afterEach removes them. */
+/**
+ * Node homes for one test file; `cleanup()` from afterEach removes them. Each is
+ * written by initHome, the function `noded init` runs, in this process: a
+ * `noded init` child per home cost a whole CLI start-up, and the command itself
+ * has its own tests (test/cli/commands.test.ts).
+ */
 export class Homes {
   private readonly made: Array<ReturnType<typeof tempHome>> = [];
 
   async create(chainId: string, aggregator: boolean): Promise<string> {
     const h = tempHome();
     this.made.push(h);
-    const res = await runCli(['init', '--home', h.dir, '--chain-id', chainId, ...(aggregator ? ['--aggregator'] : [])]);
-    expect(res.code, res.stderr).toBe(0);
+    initHome({ home: h.dir, chainId, aggregator, force: false });
     return h.dir;
   }
 
