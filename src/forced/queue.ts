@@ -2,7 +2,7 @@ import { DaError, recordDaFailure, recordDaSuccess, type DaActivity, type DaClie
 import { FilterStatus, type Executor } from '../exec/index.js';
 import type { Logger } from '../log/index.js';
 import type { BlockStore, StoreOp } from '../store/index.js';
-import { isAbortError, sleep } from '../util/index.js';
+import { Backoff, isAbortError, sleep } from '../util/index.js';
 import { epochOf, nextEpoch, type Epoch, type EpochRules } from './epoch.js';
 import { readEpoch, type EpochTxs } from './reader.js';
 
@@ -124,7 +124,8 @@ export class ForcedInclusionQueue {
 
   private async run(signal: AbortSignal): Promise<void> {
     const { pollMs, retryMaxMs, readAhead = 4 } = this.opts;
-    let failures = 0;
+    // The first wait is two polls, as before the shared helper; then it doubles up to retryMaxMs.
+    const backoff = new Backoff({ baseMs: 2 * pollMs, maxMs: retryMaxMs });
     while (!signal.aborted) {
       try {
         if (this.epochs.length >= readAhead || this.toRead.end > (await this.da.networkHead(signal))) {
@@ -133,8 +134,8 @@ export class ForcedInclusionQueue {
           continue;
         }
         const read = await readEpoch(this.da, this.opts.namespace, this.toRead, { withEndTime: this.opts.withEndTime, signal });
-        if (failures > 0) this.logger.info({ epoch: Number(this.toRead.number) }, 'forced-inclusion reads from DA work again');
-        failures = 0;
+        if (backoff.attempt > 0) this.logger.info({ epoch: Number(this.toRead.number) }, 'forced-inclusion reads from DA work again');
+        backoff.reset();
         recordDaSuccess(this.activity);
         if (read.txs.length > 0) {
           this.logger.info(
@@ -148,12 +149,15 @@ export class ForcedInclusionQueue {
         this.wake = null;
       } catch (err) {
         if (!(err instanceof DaError)) throw err;
-        failures++;
+        const wait = backoff.next();
         recordDaFailure(this.activity, err);
-        if (failures === 1 || failures % 10 === 0) {
-          this.logger.warn({ code: 'FORCED_READ_FAILED', error: err.message, attempt: failures, remedy: err.remedy }, 'reading forced txs from DA failed');
+        if (backoff.attempt === 1 || backoff.attempt % 10 === 0) {
+          this.logger.warn(
+            { code: 'FORCED_READ_FAILED', error: err.message, attempt: backoff.attempt, remedy: err.remedy },
+            'reading forced txs from DA failed',
+          );
         }
-        await sleep(Math.min(retryMaxMs, pollMs * 2 ** Math.min(failures, 10)), signal);
+        await sleep(wait, signal);
       }
     }
   }
