@@ -12,3 +12,4 @@ export {
 export { checkEtcdReachable, createEtcdClient, etcdSettingsOf, haKeyPrefix, type EtcdSettings } from './etcd.js';
 export { RECORDED_BLOCKS, haKeys, type LeaderInfo, type RecordedHead } from './keys.js';
 export { readHaStatus, stepDown, StepDownError, type EtcdMemberHealth, type HaStatusReport } from './admin.js';
+export { forwardTx, type ForwardOptions } from './forward.js';

@@ -23,7 +23,7 @@ import {
   type NodeInfo,
 } from '../rpc/index.js';
 import type { BlockStore } from '../store/index.js';
-import type { HaCoordinator } from '../ha/index.js';
+import type { HaCoordinator, LeaderInfo } from '../ha/index.js';
 import { createBackend } from './backend.js';
 import type { Chain } from './chain.js';
 import { buildHaCoordinator, openEtcd, unlessFenced } from './ha.js';
@@ -313,6 +313,11 @@ export class Node {
 
   haInfo(): HaInfo | null {
     return this.c.ha?.info() ?? null;
+  }
+
+  haTxRoute(): { nodeId: string; leader: LeaderInfo | null } | null {
+    const { ha } = this.c;
+    return !ha || ha.role === 'leader' ? null : { nodeId: ha.nodeId, leader: ha.leader };
   }
 
   /** What the node last heard from DA, from whichever component talks to it. */

@@ -6,7 +6,7 @@ import { headerTimeout, headerUnaryEncoding, parseTimeout } from '@connectrpc/co
 import { TxBackpressureError, TxRejectedError } from '../exec/index.js';
 import type { Logger } from '../log/index.js';
 import { ConfigService, P2PService, StoreService, txHash } from '../types/index.js';
-import type { HealthReport, RpcBackend } from './backend.js';
+import { FORWARDED_HEADER, type HealthReport, type RpcBackend } from './backend.js';
 import { BlockJsonCache } from './block-json-cache.js';
 import { ACCEPT_COMPRESSION, connectAdapter } from './connect-adapter.js';
 import type { GuardedServer } from './guard.js';
@@ -229,7 +229,8 @@ export class RpcServer implements GuardedServer {
     if (tx.length === 0) return sendJson(res, 400, errorJson('empty body: send the tx bytes (key=value) as the request body'));
     const bytes = new Uint8Array(tx);
     try {
-      await this.backend.submitTx(bytes);
+      const forwardedBy = req.headers[FORWARDED_HEADER];
+      await this.backend.submitTx(bytes, typeof forwardedBy === 'string' ? { forwardedBy } : {});
     } catch (err) {
       if (err instanceof TxBackpressureError) res.setHeader('retry-after', String(err.retryAfterSeconds));
       if (err instanceof TxRejectedError) return sendJson(res, err.httpStatus, errorJson(err.message));
