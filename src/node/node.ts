@@ -159,7 +159,7 @@ export class Node {
             config,
             chainId: home.genesis.chainId,
             peerId: p2p.netInfo().id,
-            rpcAddress: `http://${formatHostPort(rpc.address.host, rpc.address.port)}`,
+            rpcAddress: config.ha.advertise_rpc.replace(/\/+$/, '') || `http://${formatHostPort(rpc.address.host, rpc.address.port)}`,
             logger,
             ...core,
           },
