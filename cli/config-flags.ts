@@ -5,10 +5,12 @@ import { configKeys } from '../src/config/index.js';
  * One `--node.<section>.<key>` flag per config key, generated from the config
  * schema so flags, help text and validation cannot drift apart. Values stay
  * strings here; the schema validates them and names the flag on error.
+ * With `section`, only that section's flags.
  */
-export function configFlags() {
+export function configFlags(section?: string) {
   const flags: Interfaces.FlagInput = {};
   for (const k of configKeys()) {
+    if (section !== undefined && k.section !== section) continue;
     const help = `${k.description} (default: ${k.default === '' ? '""' : k.default})`;
     flags[k.flag] =
       k.kind === 'bool'

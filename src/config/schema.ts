@@ -301,6 +301,11 @@ const ha = section({
     problem: etcdEndpointsProblem,
   }),
   node_id: text('', "This node's name in the election, unique among the HA nodes; empty = its P2P peer id"),
+  advertise_rpc: text(
+    '',
+    "URL at which the other HA nodes reach this node's RPC (rpc.address), where a follower forwards txs while this node leads, like http://10.0.0.2:7331; empty = http://<rpc.address as bound>, which must then be reachable from the other nodes (not 127.0.0.1 or 0.0.0.0 across hosts)",
+    { isValid: (s) => s === '' || isHttpUrl(s), expected: 'empty, or an http(s) URL like http://10.0.0.2:7331' },
+  ),
   lease_ttl: duration(
     '2s',
     "TTL of the leader's etcd lease, in whole seconds: a dead leader is replaced within about this long; a leader that could not renew it stops producing before it expires",

@@ -1,7 +1,7 @@
 import { EtcdLeaseInvalidError, type ComparatorBuilder, type Etcd3, type Lease } from 'etcd3';
 import type { Logger } from '../log/index.js';
 import { Backoff, isAbortError, type Clock } from '../util/index.js';
-import { RECORDED_BLOCKS, decodeHead, decodeLeader, encodeHead, haKeys, type HaKeys, type LeaderInfo, type RecordedHead } from './keys.js';
+import { RECORDED_BLOCKS, decodeHead, decodeLeader, decodeStepDown, encodeHead, haKeys, type HaKeys, type LeaderInfo, type RecordedHead } from './keys.js';
 
 /** What this node is in the election, from the ha section. */
 export interface HaSettings {
@@ -63,6 +63,9 @@ export class FenceRejectedError extends Error {
  */
 export const deadlineMarginMs = (ttlMs: number): number => Math.max(100, Math.floor(ttlMs / 4));
 
+/** How long a leader that handed over waits before it campaigns again: one lease TTL, ample for a follower to win. */
+export const stepDownHoldOffMs = (ttlMs: number): number => ttlMs;
+
 /** One stint as leader: the lease that holds the leader key, and when this node must stop producing without a renewal. */
 interface Term {
   lease: Lease;
@@ -102,6 +105,8 @@ export class HaCoordinator {
   private term: Term | null = null;
   /** True from a takeover that found no recorded head until the first fence records one. */
   private headAbsent = false;
+  /** Set when a term ended on a step-down request: the next campaign waits the hold-off first. */
+  private handedOver = false;
   private loop: Promise<void> | null = null;
   private readonly keys: HaKeys;
   private readonly ttlMs: number;
@@ -143,6 +148,12 @@ export class HaCoordinator {
         const outcome = await this.campaign();
         if (outcome.term) {
           const stood = await this.serve(outcome.term, signal);
+          if (this.handedOver) {
+            // A planned hand-over: a follower campaigns the moment the key is deleted; this node stands aside meanwhile.
+            this.handedOver = false;
+            await this.parts.clock.sleep(stepDownHoldOffMs(this.ttlMs), signal);
+            continue;
+          }
           // A term that ended in a refusal (behind, fenced out) waits before standing again, so another node can win.
           if (!stood) await this.parts.clock.sleep(backoff.next(), signal);
           else backoff.reset();
@@ -222,6 +233,7 @@ export class HaCoordinator {
     this.armDeadline(term, term.deadlineAt);
     logger.info({ nodeId: settings.nodeId, lease: term.leaseId }, 'won the leader election');
     const keepAlive = this.keepAlive(term);
+    const stepDownWatch = this.watchStepDown(term);
     const onShutdown = () => this.lose(term, 'node shutting down');
     signal.addEventListener('abort', onShutdown, { once: true });
     let produced = false;
@@ -239,6 +251,7 @@ export class HaCoordinator {
       signal.removeEventListener('abort', onShutdown);
       await this.duties.stopLeading();
       await keepAlive;
+      await stepDownWatch;
       this.term = null;
       this.role = 'follower';
       this.leader = null;
@@ -246,6 +259,48 @@ export class HaCoordinator {
       await term.lease.revoke({ deadline: Date.now() + this.ttlMs }).catch(() => undefined);
     }
     return produced;
+  }
+
+  /**
+   * Watches <prefix>/step-down during a term: a request naming this node ends
+   * the term as a planned hand-over (`noded ha step-down`). Ending it goes the
+   * usual way: the producer stops once its block under way is committed (and
+   * so fenced), then the lease is revoked, which deletes the leader key and
+   * lets a follower win at once; this node then waits the hold-off before it
+   * campaigns again. The request is deleted once taken.
+   */
+  private async watchStepDown(term: Term): Promise<void> {
+    const { etcd, logger, settings } = this.parts;
+    const key = this.keys.stepDown;
+    const take = (text: string) => {
+      if (decodeStepDown(text)?.node_id !== settings.nodeId || term.lost.signal.aborted) return;
+      this.handedOver = true;
+      logger.info({ code: 'HA_STEP_DOWN', nodeId: settings.nodeId }, 'asked to step down: handing leadership over');
+      this.lose(term, 'asked to step down (noded ha step-down)');
+      etcd
+        .delete()
+        .key(key)
+        .options({ deadline: Date.now() + this.ttlMs })
+        .exec()
+        .catch(() => undefined);
+    };
+    try {
+      const watcher = await etcd.watch().key(key).create();
+      watcher.on('put', (kv) => take(kv.value.toString()));
+      watcher.on('error', () => undefined);
+      // A request put before the watch began.
+      const present = await etcd
+        .get(key)
+        .options({ deadline: Date.now() + this.ttlMs })
+        .string();
+      if (present !== null) take(present);
+      if (!term.lost.signal.aborted) await new Promise<void>((resolve) => term.lost.signal.addEventListener('abort', () => resolve(), { once: true }));
+      await watcher.cancel().catch(() => undefined);
+    } catch (err) {
+      // Leading goes on without it: only a planned hand-over is unavailable this term.
+      if (!term.lost.signal.aborted)
+        logger.warn({ code: 'HA_STEP_DOWN_WATCH_FAILED', err: (err as Error).message }, 'cannot watch for step-down requests this term');
+    }
   }
 
   /** Ends the term (idempotent): production stops at once; `reason` is logged. */

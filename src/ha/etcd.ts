@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { noop } from 'cockatiel';
 import { Etcd3, type IOptions } from 'etcd3';
+import { resolveHomePath, splitList, type Config } from '../config/index.js';
 
 /** How to reach etcd, from the ha section (file paths already resolved under the home). */
 export interface EtcdSettings {
@@ -11,6 +12,22 @@ export interface EtcdSettings {
   username: string;
   password: string;
 }
+
+/** The etcd settings of a home's ha section (the node's and `noded ha`'s: one auth). */
+export function etcdSettingsOf(ha: Config['ha'], homeDir: string): EtcdSettings {
+  const path = (file: string) => (file ? resolveHomePath(homeDir, file) : '');
+  return {
+    endpoints: splitList(ha.etcd_endpoints),
+    caFile: path(ha.tls_ca_file),
+    certFile: path(ha.tls_cert_file),
+    keyFile: path(ha.tls_key_file),
+    username: ha.username,
+    password: ha.password,
+  };
+}
+
+/** ha.key_prefix, or /noded/<chain_id>. */
+export const haKeyPrefix = (config: Config, chainId: string): string => config.ha.key_prefix || `/noded/${chainId}`;
 
 /** How long the start-up check waits for etcd to answer. */
 const REACHABLE_TIMEOUT_MS = 5000;

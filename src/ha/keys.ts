@@ -4,6 +4,7 @@
  *   <prefix>/leader          the leader's name and RPC address, bound to its lease (gone when the lease is)
  *   <prefix>/head            the last fenced block: "<height>/<header hash hex>", kept without a lease
  *   <prefix>/blocks/<height> the fenced blocks' bytes, the last RECORDED_BLOCKS of them, for a takeover
+ *   <prefix>/step-down       `noded ha step-down`'s request to the named leader to hand over, bound to a short lease
  *
  * Heights are zero-padded so the block keys sort by height.
  */
@@ -11,13 +12,30 @@ export interface HaKeys {
   leader: string;
   head: string;
   block: (height: bigint) => string;
+  stepDown: string;
 }
 
 export const haKeys = (prefix: string): HaKeys => ({
   leader: `${prefix}/leader`,
   head: `${prefix}/head`,
   block: (height) => `${prefix}/blocks/${height.toString().padStart(20, '0')}`,
+  stepDown: `${prefix}/step-down`,
 });
+
+/** What the step-down key holds: which leader is asked to hand over (a request to another is ignored). */
+export interface StepDownRequest {
+  node_id: string;
+  requested_at: string;
+}
+
+export function decodeStepDown(text: string): StepDownRequest | null {
+  try {
+    const v = JSON.parse(text) as Partial<StepDownRequest>;
+    return typeof v.node_id === 'string' ? { node_id: v.node_id, requested_at: String(v.requested_at ?? '') } : null;
+  } catch {
+    return null;
+  }
+}
 
 /** How many of the last fenced blocks etcd keeps, for a new leader that missed them (pruned by height as new ones are fenced). */
 export const RECORDED_BLOCKS = 32n;

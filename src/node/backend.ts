@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Config } from '../config/index.js';
 import type { DaNamespaces } from '../da/index.js';
 import { KvExecutor, TxBackpressureError, TxRejectedError, type AbciExecutor, type Executor, type Mempool } from '../exec/index.js';
+import { forwardTx, type LeaderInfo } from '../ha/index.js';
 import type { Home } from '../home/index.js';
 import type { P2PNetwork } from '../p2p/index.js';
 import type { BlockReads, HaInfo, HealthReport, NodeInfo, RpcBackend } from '../rpc/index.js';
@@ -19,6 +20,8 @@ export interface NodeView {
   info(): NodeInfo;
   daInfo(): NodeInfo['da'];
   haInfo(): HaInfo | null;
+  /** Where this node's txs go: null when it takes them itself (no HA, or it leads); else the HA leader as last seen (null: none known). */
+  haTxRoute(): { nodeId: string; leader: LeaderInfo | null } | null;
 }
 
 /** The parts the RPC backend reads: each by the narrowest face it needs. */
@@ -66,7 +69,7 @@ export function createBackend(parts: BackendParts): RpcBackend {
     info: () => node.info(),
     daInfo: () => node.daInfo(),
     haInfo: () => node.haInfo(),
-    submitTx: (tx) => {
+    submitTx: (tx, origin) => {
       if (node.isClosing) throw new TxRejectedError('node shutting down; send the tx again once it is back', 503);
       if (config.node.based) {
         throw new TxRejectedError(
@@ -76,6 +79,12 @@ export function createBackend(parts: BackendParts): RpcBackend {
       }
       if (!config.node.aggregator) {
         throw new TxRejectedError('this node is a full node and does not produce blocks; send txs to the aggregator', 503);
+      }
+      // An HA follower hands the tx to the leader and answers with the leader's answer.
+      const route = node.haTxRoute();
+      if (route) {
+        const forwarded = origin?.forwardedBy !== undefined;
+        return forwardTx(route.leader, tx, { from: route.nodeId, forwarded, retryAfterSeconds: retryAfterSeconds(config.ha.lease_ttl) });
       }
       // A tx taken now would wait for blocks that are not being made: the sender is told to come back instead.
       const paused = producer?.pendingCapReason();

@@ -1,6 +1,6 @@
 import type { Etcd3 } from 'etcd3';
-import { resolveHomePath, splitList, type Config } from '../config/index.js';
-import { FenceRejectedError, HaCoordinator, checkEtcdReachable, createEtcdClient, type LeaderDuties } from '../ha/index.js';
+import type { Config } from '../config/index.js';
+import { FenceRejectedError, HaCoordinator, checkEtcdReachable, createEtcdClient, etcdSettingsOf, haKeyPrefix, type LeaderDuties } from '../ha/index.js';
 import type { Logger } from '../log/index.js';
 import { decodeBlock } from '../types/index.js';
 import { systemClock } from '../util/index.js';
@@ -14,24 +14,12 @@ import type { Closers } from './parts.js';
  * and the DA submitter; the others follow over P2P and stand by.
  */
 
-/** ha.key_prefix, or /noded/<chain_id>. */
-export const haKeyPrefix = (config: Config, chainId: string): string => config.ha.key_prefix || `/noded/${chainId}`;
-
 /** The etcd client, checked to answer before anything else opens (a bad or unreachable etcd fails the start). */
 export async function openEtcd(config: Config, homeDir: string, chainId: string, closers: Closers): Promise<Etcd3> {
-  const { ha } = config;
   if (!config.node.aggregator) {
     throw new Error('ha.enabled needs node.aggregator: every HA node holds the aggregator signer key and stands ready to produce (--node.node.aggregator)');
   }
-  const path = (file: string) => (file ? resolveHomePath(homeDir, file) : '');
-  const settings = {
-    endpoints: splitList(ha.etcd_endpoints),
-    caFile: path(ha.tls_ca_file),
-    certFile: path(ha.tls_cert_file),
-    keyFile: path(ha.tls_key_file),
-    username: ha.username,
-    password: ha.password,
-  };
+  const settings = etcdSettingsOf(config.ha, homeDir);
   const etcd = createEtcdClient(settings);
   closers.push(() => etcd.close());
   await checkEtcdReachable(etcd, settings, `${haKeyPrefix(config, chainId)}/leader`);

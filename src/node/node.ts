@@ -23,7 +23,7 @@ import {
   type NodeInfo,
 } from '../rpc/index.js';
 import type { BlockStore } from '../store/index.js';
-import type { HaCoordinator } from '../ha/index.js';
+import type { HaCoordinator, LeaderInfo } from '../ha/index.js';
 import { systemClock } from '../util/index.js';
 import { createBackend } from './backend.js';
 import type { Chain } from './chain.js';
@@ -161,7 +161,7 @@ export class Node {
             config,
             chainId: home.genesis.chainId,
             peerId: p2p.netInfo().id,
-            rpcAddress: `http://${formatHostPort(rpc.address.host, rpc.address.port)}`,
+            rpcAddress: config.ha.advertise_rpc.replace(/\/+$/, '') || `http://${formatHostPort(rpc.address.host, rpc.address.port)}`,
             logger,
             ...core,
           },
@@ -315,6 +315,11 @@ export class Node {
 
   haInfo(): HaInfo | null {
     return this.c.ha?.info() ?? null;
+  }
+
+  haTxRoute(): { nodeId: string; leader: LeaderInfo | null } | null {
+    const { ha } = this.c;
+    return !ha || ha.role === 'leader' ? null : { nodeId: ha.nodeId, leader: ha.leader };
   }
 
   /** What the node last heard from DA, from whichever component talks to it. */

@@ -35,6 +35,17 @@ export interface HealthReport {
 export type BlockReads = Pick<BlockStore, 'height' | 'getBlock' | 'getHeightByHash' | 'blocksInRange' | 'getTxLocation' | 'getMetadata' | 'onDaHeightsWritten'>;
 
 /**
+ * The header of a tx an HA follower forwards to the leader's /tx (src/ha/forward.ts),
+ * naming the follower: a node that no longer leads refuses it rather than forwarding it on.
+ */
+export const FORWARDED_HEADER = 'x-noded-forwarded-by';
+
+/** Where a tx came from: `forwardedBy` names the HA node that forwarded it to this one (its /tx request's header). */
+export interface TxOrigin {
+  forwardedBy?: string;
+}
+
+/**
  * What the RPC, health and status servers need from a running node: built by
  * the node (src/node/backend.ts) from its parts; the servers never reach into
  * the node's internals.
@@ -80,7 +91,7 @@ export interface RpcBackend {
    * resolving once the store keeps it; throws TxRejectedError with the HTTP
    * status to answer (TxBackpressureError: 503, try again after a while).
    */
-  submitTx(tx: Uint8Array): void | Promise<void | ResponseCheckTx>;
+  submitTx(tx: Uint8Array, from?: TxOrigin): void | Promise<void | ResponseCheckTx>;
   /** What the dashboard shows beside the blocks (`GET /node_info` on the status listener). */
   info(): NodeInfo;
   /** What the node reports of DA (an aggregator's pending queue, or what a full node follows); null while it starts. */

@@ -7,7 +7,7 @@ import { TxBackpressureError, TxRejectedError } from '../exec/index.js';
 import type { Logger } from '../log/index.js';
 import type { TxLocation } from '../store/index.js';
 import { ConfigService, P2PService, StoreService, txHash } from '../types/index.js';
-import type { HealthReport, RpcBackend } from './backend.js';
+import { FORWARDED_HEADER, type HealthReport, type RpcBackend } from './backend.js';
 import { BlockJsonCache } from './block-json-cache.js';
 import { BROADCAST_TX_COMMIT_TIMEOUT_MS } from './status/tx-methods.js';
 import { ACCEPT_COMPRESSION, connectAdapter } from './connect-adapter.js';
@@ -240,7 +240,8 @@ export class RpcServer implements GuardedServer {
     // Waiting starts before the submission, so a block committed in between is not missed.
     const committed = wait ? this.backend.txCommitted(txHash(bytes), BROADCAST_TX_COMMIT_TIMEOUT_MS) : null;
     try {
-      await this.backend.submitTx(bytes);
+      const forwardedBy = req.headers[FORWARDED_HEADER];
+      await this.backend.submitTx(bytes, typeof forwardedBy === 'string' ? { forwardedBy } : {});
     } catch (err) {
       committed?.cancel();
       if (err instanceof TxBackpressureError) res.setHeader('retry-after', String(err.retryAfterSeconds));

@@ -29,6 +29,12 @@ describe('ha config', () => {
     expect(message).toContain('ha.password');
   });
 
+  it('refuses an advertised RPC address that is not a URL', () => {
+    const message = problemsOf('ha:\n  advertise_rpc: 10.0.0.2:7331\n');
+    expect(message).toContain('ha.advertise_rpc');
+    expect(message).toContain('empty, or an http(s) URL like http://10.0.0.2:7331');
+  });
+
   it('refuses a key prefix that is not an absolute etcd path', () => {
     expect(problemsOf('ha:\n  key_prefix: noded/\n')).toContain('a key prefix starting with / and not ending with /, like /noded/my-chain');
   });

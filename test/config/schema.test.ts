@@ -58,6 +58,7 @@ describe('defaults', () => {
         enabled: false,
         etcd_endpoints: '',
         node_id: '',
+        advertise_rpc: '',
         lease_ttl: 2_000,
         key_prefix: '',
         tls_ca_file: '',

@@ -1,7 +1,16 @@
 import { createHash } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Etcd3 } from 'etcd3';
-import { FenceRejectedError, HaCoordinator, RECORDED_BLOCKS, createEtcdClient, haKeys, type FencedBlock, type RecordedHead } from '../../src/ha/index.js';
+import {
+  FenceRejectedError,
+  HaCoordinator,
+  RECORDED_BLOCKS,
+  createEtcdClient,
+  haKeys,
+  stepDown,
+  type FencedBlock,
+  type RecordedHead,
+} from '../../src/ha/index.js';
 import { silentLogger } from '../../src/log/index.js';
 import { systemClock } from '../../src/util/index.js';
 import { EtcdServer } from '../helpers/etcd.js';
@@ -68,12 +77,13 @@ class Candidate {
 
 let etcd: EtcdServer;
 let client: Etcd3;
+const settingsOf = (endpoint: string) => ({ endpoints: [endpoint], caFile: '', certFile: '', keyFile: '', username: '', password: '' });
 const candidates: Candidate[] = [];
 let prefixes = 0;
 
 beforeAll(async () => {
   etcd = await EtcdServer.start();
-  client = createEtcdClient({ endpoints: [etcd.endpoint], caFile: '', certFile: '', keyFile: '', username: '', password: '' });
+  client = createEtcdClient(settingsOf(etcd.endpoint));
 });
 
 afterEach(async () => {
@@ -89,11 +99,7 @@ afterAll(async () => {
 /** Candidates sharing a fresh key prefix, each with its own client. */
 function cluster(n: number): Candidate[] {
   const prefix = `/noded/test-${++prefixes}`;
-  const made = Array.from(
-    { length: n },
-    (_, i) =>
-      new Candidate(createEtcdClient({ endpoints: [etcd.endpoint], caFile: '', certFile: '', keyFile: '', username: '', password: '' }), `node-${i}`, prefix),
-  );
+  const made = Array.from({ length: n }, (_, i) => new Candidate(createEtcdClient(settingsOf(etcd.endpoint)), `node-${i}`, prefix));
   candidates.push(...made);
   return made;
 }
@@ -171,4 +177,26 @@ describe('HaCoordinator on a real etcd', () => {
     expect(b2.height).toBe(2n);
     for (const c of cs) expect(c.fatal).toBeNull();
   }, 60_000);
+
+  it('a step-down request: the leader hands over once its block is recorded, the other goes on from the recorded head, the request is taken', async () => {
+    const cs = cluster(2);
+    const first = await leaderOf(cs);
+    const second = cs.find((c) => c !== first)!;
+    const b1 = await first.produce();
+    second.head = { height: b1.height, hash: b1.hash };
+    // Block 2 is recorded but never reaches the other candidate: the takeover must fetch it.
+    await first.produce();
+    const prefix = `/noded/test-${prefixes}`;
+    const moved = await stepDown(client, settingsOf(etcd.endpoint), prefix, 30_000);
+    expect(moved).toEqual({
+      from: { node_id: first.coordinator.nodeId, rpc: `http://${first.coordinator.nodeId}` },
+      to: { node_id: second.coordinator.nodeId, rpc: `http://${second.coordinator.nodeId}` },
+    });
+    await waitFor(() => second.leading && !first.leading, 'the other candidate to lead and the first to stop');
+    expect(second.applied).toEqual([2n]);
+    expect((await second.produce()).height).toBe(3n);
+    await expect(first.produce()).rejects.toBeInstanceOf(FenceRejectedError);
+    await waitFor(async () => (await client.get(haKeys(prefix).stepDown).string()) === null, 'the request to be deleted once taken');
+    for (const c of cs) expect(c.fatal).toBeNull();
+  });
 });

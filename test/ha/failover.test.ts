@@ -1,9 +1,8 @@
-import { copyFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Daemon, freePort, getBlockJson, killAll, latestHeight, runCli, waitFor } from '../helpers/daemon.js';
+import { freePort, killAll, latestHeight, runCli, waitFor, type Daemon } from '../helpers/daemon.js';
 import { DaServer } from '../helpers/da.js';
 import { EtcdServer } from '../helpers/etcd.js';
+import { expectOneBlockPerHeight, haHomes, leaderOf, roleOf, startHa } from '../helpers/ha.js';
 import { Homes } from '../helpers/homes.js';
 
 /*
@@ -29,87 +28,17 @@ afterAll(async () => {
   await etcd?.remove();
 });
 
-/** Three homes of one chain: the first made by `init --aggregator`, the others given its genesis and signer key. */
-async function haHomes(chainId: string): Promise<string[]> {
-  const first = await homes.create(chainId, true);
-  const rest = [await homes.create(chainId, false), await homes.create(chainId, false)];
-  for (const home of rest) for (const file of ['genesis.json', 'signer.json']) copyFileSync(join(first, 'config', file), join(home, 'config', file));
-  return [first, ...rest];
-}
-
-/** Starts an HA node of the chain; `keyPrefix` keeps tests apart on the one etcd. */
-function startHa(home: string, da: string, keyPrefix: string, peers: string[]): Promise<Daemon> {
-  return Daemon.start(home, [
-    '--node.node.aggregator',
-    '--node.node.block_time',
-    '200ms',
-    '--no-node.da.local',
-    '--node.da.address',
-    da,
-    '--node.ha.enabled',
-    '--node.ha.etcd_endpoints',
-    etcd.endpoint,
-    '--node.ha.key_prefix',
-    keyPrefix,
-    // Above the 2s default: on a loaded machine an etcd call can take a second, and leadership would move about.
-    '--node.ha.lease_ttl',
-    '4s',
-    ...(peers.length > 0 ? ['--node.p2p.peers', peers.join(',')] : []),
-  ]);
-}
-
 /** How many of a node's log lines carry `text` (a message or a code, quoted as in JSON). */
 const linesWith = (d: Daemon, text: string) => d.stderr.split('\n').filter((l) => l.includes(`"${text}"`)).length;
 
-/** The node's HA role as its /status tells it (node_info.other.ha_role), or null when it does not answer. */
-async function roleOf(d: Daemon): Promise<string | null> {
-  try {
-    const res = (await (await fetch(`${d.status}/status`)).json()) as { result: { node_info: { other: Record<string, string> } } };
-    return res.result.node_info.other.ha_role ?? null;
-  } catch {
-    return null;
-  }
-}
-
 async function cluster(chainId: string): Promise<{ nodes: Daemon[]; homes: string[]; da: DaServer; prefix: string }> {
-  const hs = await haHomes(chainId);
+  const hs = await haHomes(homes, chainId, 3);
   const da = await DaServer.start(await homes.create('da-host', false));
   const prefix = `/noded/${chainId}`;
-  const a = await startHa(hs[0]!, da.address, prefix, []);
-  const b = await startHa(hs[1]!, da.address, prefix, [a.p2p]);
-  const c = await startHa(hs[2]!, da.address, prefix, [a.p2p, b.p2p]);
+  const a = await startHa(hs[0]!, etcd.endpoint, da.address, prefix, []);
+  const b = await startHa(hs[1]!, etcd.endpoint, da.address, prefix, [a.p2p]);
+  const c = await startHa(hs[2]!, etcd.endpoint, da.address, prefix, [a.p2p, b.p2p]);
   return { nodes: [a, b, c], homes: hs, da, prefix };
-}
-
-/** The one running node that says it leads (a loaded machine may move leadership around before it settles). */
-const leaderOf = (nodes: Daemon[]) =>
-  waitFor(
-    async () => {
-      const running = nodes.filter((n) => n.running);
-      const roles = await Promise.all(running.map(roleOf));
-      const leading = running.filter((_, i) => roles[i] === 'leader');
-      return leading.length === 1 ? leading[0] : null;
-    },
-    'exactly one node to lead',
-    60_000,
-  );
-
-/** The block part of GetBlock's JSON at `height` (DA heights differ between nodes). */
-async function blockAt(rpc: string, height: number): Promise<string> {
-  const { status, json, text } = await getBlockJson(rpc, { height });
-  expect(status, text).toBe(200);
-  return JSON.stringify(json.block);
-}
-
-/** Every node holds every height up to the lowest head among them, and all hold the same block there. */
-async function expectOneBlockPerHeight(nodes: Daemon[]): Promise<number> {
-  const heights = await Promise.all(nodes.map((n) => latestHeight(n.rpc)));
-  const top = Math.min(...heights);
-  for (let h = 1; h <= top; h++) {
-    const blocks = new Set(await Promise.all(nodes.map((n) => blockAt(n.rpc, h))));
-    expect(blocks.size, `height ${h} has ${blocks.size} different blocks`).toBe(1);
-  }
-  return top;
 }
 
 /** `noded start` of an HA node expected to fail at start: its exit code and stderr. */
@@ -163,7 +92,7 @@ describe('HA aggregators on a real etcd', () => {
     expect(comet.result.node_info.other).toMatchObject({ ha_role: 'follower', ha_leader: leaderHa.node_id });
 
     // The old leader comes back as a follower: the blocks it holds agree with the cluster's (its intake refuses any other).
-    const back = await startHa(hs[nodes.indexOf(first)]!, da.address, prefix, [second.p2p, third.p2p]);
+    const back = await startHa(hs[nodes.indexOf(first)]!, etcd.endpoint, da.address, prefix, [second.p2p, third.p2p]);
     await waitFor(async () => (await latestHeight(back.rpc)) >= takeoverHeight + 5, 'the old leader to follow as a follower', 60_000);
     expect(await expectOneBlockPerHeight([second, third, back])).toBeGreaterThanOrEqual(takeoverHeight + 3);
   }, 300_000);
