@@ -39,7 +39,22 @@ async function expectExit(args: string[], exit: number): Promise<void> {
 describe('exit codes, one truth for every command', () => {
   it('covers every command in the manifest', () => {
     expect(commandIds.sort()).toEqual(
-      ['abci:kvstore', 'block:get', 'da:serve', 'doctor', 'exec:serve', 'init', 'reset:evm', 'reset:hard', 'reset:soft', 'start', 'status', 'tx:post'].sort(),
+      [
+        'abci:kvstore',
+        'block:get',
+        'da:serve',
+        'doctor',
+        'exec:serve',
+        'ha:status',
+        'ha:step-down',
+        'init',
+        'reset:evm',
+        'reset:hard',
+        'reset:soft',
+        'start',
+        'status',
+        'tx:post',
+      ].sort(),
     );
   });
 
@@ -61,6 +76,10 @@ describe('exit codes, one truth for every command', () => {
     [['da', 'serve', '--block-time', 'x'], 2],
     [['abci', 'kvstore', '--address', 'nope'], 2],
     [['reset', 'evm', '--json', '--yes'], 2],
+    [['ha', 'step-down', '--timeout', 'x', '--json'], 2],
+    [['ha', 'status', '--node.ha.etcd_endpoints', 'nope', '--json'], 2],
+    // A home with no ha.etcd_endpoints: the command needs the flag or the config key (HA_NOT_CONFIGURED).
+    [['ha', 'status', '--json'], 2],
     [['init', '--json'], 1],
   ];
   it.each(cases)('noded %j exits %i', async (args, exit) => {
