@@ -11,7 +11,7 @@ import {
   type Data,
   type SignedHeader,
 } from '../types/index.js';
-import { Backoff, isAbortError, type Clock } from '../util/index.js';
+import { Backoff, type Clock, runLoop } from '../util/index.js';
 import {
   decodeDataBlob,
   decodeHeaderBlob,
@@ -138,9 +138,7 @@ export class DaRetriever {
   }
 
   start(signal: AbortSignal, onFatal: (err: Error) => void): void {
-    this.loop = this.run(signal).catch((err) => {
-      if (!isAbortError(err, signal)) onFatal(err as Error);
-    });
+    this.loop = runLoop((s) => this.run(s), signal, onFatal);
   }
 
   async stopped(): Promise<void> {

@@ -3,7 +3,7 @@ import type { Executor } from '../exec/index.js';
 import type { NodeMetrics } from '../metrics/index.js';
 import { decodeStoredBlock, type BlockStore } from '../store/index.js';
 import { headerHash, type Ed25519Key } from '../types/index.js';
-import { Backoff, isAbortError, type Clock } from '../util/index.js';
+import { Backoff, type Clock, runLoop } from '../util/index.js';
 import { decodeHeaderBlob, storedBlockBlobs, type DaNamespaces } from './blobs.js';
 import type { DaCache } from './cache.js';
 import { submitOptions, type Blob, type BlobApi } from './client.js';
@@ -153,9 +153,7 @@ export class DaSubmitter {
   }
 
   start(signal: AbortSignal, onFatal: (err: Error) => void): void {
-    this.loop = this.run(signal).catch((err) => {
-      if (!isAbortError(err, signal)) onFatal(err as Error);
-    });
+    this.loop = runLoop((s) => this.run(s), signal, onFatal);
   }
 
   async stopped(): Promise<void> {

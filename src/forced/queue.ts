@@ -2,7 +2,7 @@ import { DaError, recordDaFailure, recordDaSuccess, type DaActivity, type DaClie
 import { FilterStatus, type Executor } from '../exec/index.js';
 import type { Logger } from '../log/index.js';
 import type { BlockStore, StoreOp } from '../store/index.js';
-import { Backoff, isAbortError, sleep } from '../util/index.js';
+import { Backoff, sleep, runLoop } from '../util/index.js';
 import { epochOf, nextEpoch, type Epoch, type EpochRules } from './epoch.js';
 import { readEpoch, type EpochTxs } from './reader.js';
 
@@ -100,9 +100,7 @@ export class ForcedInclusionQueue {
   }
 
   start(signal: AbortSignal, onFatal: (err: Error) => void): void {
-    this.loop = this.run(signal).catch((err) => {
-      if (!isAbortError(err, signal)) onFatal(err as Error);
-    });
+    this.loop = runLoop((s) => this.run(s), signal, onFatal);
   }
 
   async stopped(): Promise<void> {

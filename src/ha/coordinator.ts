@@ -1,6 +1,6 @@
 import { EtcdLeaseInvalidError, type ComparatorBuilder, type Etcd3, type Lease } from 'etcd3';
 import type { Logger } from '../log/index.js';
-import { Backoff, isAbortError, type Clock } from '../util/index.js';
+import { Backoff, type Clock, runLoop } from '../util/index.js';
 import { RECORDED_BLOCKS, decodeHead, decodeLeader, decodeStepDown, encodeHead, haKeys, type HaKeys, type LeaderInfo, type RecordedHead } from './keys.js';
 
 /** What this node is in the election, from the ha section. */
@@ -130,9 +130,7 @@ export class HaCoordinator {
 
   /** Campaigns until `signal` aborts; `onFatal` hears of an error the node cannot go on after. */
   start(signal: AbortSignal, onFatal: (err: Error) => void): void {
-    this.loop = this.run(signal).catch((err) => {
-      if (!isAbortError(err, signal)) onFatal(err as Error);
-    });
+    this.loop = runLoop((s) => this.run(s), signal, onFatal);
   }
 
   /** Resolves once the loop has ended: production stopped and the lease revoked. */

@@ -1,7 +1,7 @@
 import type { Executor } from '../exec/index.js';
 import type { ForcedInclusionQueue } from '../forced/index.js';
 import type { Logger } from '../log/index.js';
-import { isAbortError } from '../util/index.js';
+import { runLoop } from '../util/index.js';
 import type { Chain } from './chain.js';
 
 /** A millisecond in Unix nanoseconds: the step between a based epoch's block times. */
@@ -30,9 +30,7 @@ export class BasedProducer {
   ) {}
 
   start(signal: AbortSignal, onFatal: (err: Error) => void): void {
-    this.loop = this.run(signal).catch((err) => {
-      if (!isAbortError(err, signal)) onFatal(err as Error);
-    });
+    this.loop = runLoop((s) => this.run(s), signal, onFatal);
   }
 
   async stopped(): Promise<void> {

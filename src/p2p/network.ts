@@ -1,7 +1,7 @@
 import type { Logger } from '../log/index.js';
 import type { NodeMetrics } from '../metrics/index.js';
 import { decodeBlock, type Block, type SignedHeader } from '../types/index.js';
-import { isAbortError, sleep } from '../util/index.js';
+import { sleep, runLoop } from '../util/index.js';
 import { CatchUp } from './catchup.js';
 import { BlockGossip, proposerHeaderValidator } from './gossip.js';
 import { P2PHost, type NetInfo, type PeerInfo, type RedialOptions } from './host.js';
@@ -109,9 +109,7 @@ export class P2PNetwork {
   /** On a full node, starts catching up from peers whenever one is ahead. */
   start(signal: AbortSignal, onFatal: (err: Error) => void): void {
     if (!this.opts.follow) return;
-    this.loop = this.run(signal).catch((err) => {
-      if (!isAbortError(err, signal)) onFatal(err as Error);
-    });
+    this.loop = runLoop((s) => this.run(s), signal, onFatal);
   }
 
   async stopped(): Promise<void> {

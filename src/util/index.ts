@@ -28,6 +28,18 @@ export function serialized<A extends unknown[], R>(fn: (...args: A) => Promise<R
 
 export const isAbortError = (err: unknown, signal: AbortSignal) => signal.aborted && err === signal.reason;
 
+/**
+ * Runs a component's loop under the node's signal (the DA submitter and
+ * retriever, P2P catch-up, the forced-inclusion reader, based production, the
+ * HA election): the abort ends it quietly, any other error goes to `onFatal`,
+ * which stops the node. Resolves when the loop has ended.
+ */
+export function runLoop(run: (signal: AbortSignal) => Promise<void>, signal: AbortSignal, onFatal: (err: Error) => void): Promise<void> {
+  return run(signal).catch((err) => {
+    if (!isAbortError(err, signal)) onFatal(err as Error);
+  });
+}
+
 /** Current time as Unix nanoseconds. */
 export const nowNanos = (): bigint => BigInt(Date.now()) * 1_000_000n;
 

@@ -1,10 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DaMethod, blockBlobs, type DaNamespaces } from '../../src/da/index.js';
-import { BlockIntake, GenesisGuard, buildChain, buildRetriever, type Closers } from '../../src/node/index.js';
+import { BlockIntake, GenesisGuard, buildChain, buildRetriever } from '../../src/node/index.js';
 import { Ed25519Key, type Block } from '../../src/types/index.js';
 import { ManualClock } from '../helpers/clock.js';
 import { MemoryDa } from '../helpers/memory-da.js';
-import { coreParts } from '../helpers/node-parts.js';
+import { coreParts, closedAfterEach } from '../helpers/node-parts.js';
 import { waitFor } from '../helpers/wait.js';
 
 // A full node's DA retriever built alone (src/node/parts.ts, buildRetriever)
@@ -12,10 +12,7 @@ import { waitFor } from '../helpers/wait.js';
 // answers (test/helpers/memory-da.ts) and a clock moved by hand: its polls and
 // backoffs end when the test says, so nothing waits on the wall clock.
 
-const closers: Closers = [];
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-});
+const closers = closedAfterEach();
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const signer = Ed25519Key.generate();

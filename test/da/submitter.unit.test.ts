@@ -1,11 +1,11 @@
 import { dirname } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DaCache, DaErrorText, DaMethod, blockBlobs, type DaNamespaces } from '../../src/da/index.js';
 import { decodeStoredBlock } from '../../src/store/index.js';
-import { buildChain, buildSubmitter, type Closers, type CoreParts } from '../../src/node/index.js';
+import { buildChain, buildSubmitter, type CoreParts } from '../../src/node/index.js';
 import { ManualClock } from '../helpers/clock.js';
 import { MemoryDa } from '../helpers/memory-da.js';
-import { coreParts } from '../helpers/node-parts.js';
+import { coreParts, closedAfterEach } from '../helpers/node-parts.js';
 import { waitFor } from '../helpers/wait.js';
 
 // The DA submitter built alone (src/node/parts.ts, buildSubmitter) over a real
@@ -13,10 +13,7 @@ import { waitFor } from '../helpers/wait.js';
 // (test/helpers/memory-da.ts) and a clock moved by hand: no socket, and no
 // wait on the wall clock (a retry's backoff, the search watching DA).
 
-const closers: Closers = [];
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-});
+const closers = closedAfterEach();
 
 const DA_BLOCK_MS = 100;
 const INCLUSION_WINDOW = 3;

@@ -1,15 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { buildChain, type Closers } from '../../src/node/index.js';
+import { describe, expect, it } from 'vitest';
+import { buildChain } from '../../src/node/index.js';
 import { FenceRejectedError } from '../../src/ha/index.js';
 import { Ed25519Key, decodeBlock, headerHash } from '../../src/types/index.js';
-import { coreParts } from '../helpers/node-parts.js';
+import { coreParts, closedAfterEach } from '../helpers/node-parts.js';
 
 // Chain.beforeCommit, the hook the HA fence hangs on, over a real store and the kv execution layer.
 
-const closers: Closers = [];
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-});
+const closers = closedAfterEach();
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const signer = Ed25519Key.generate();

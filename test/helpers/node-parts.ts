@@ -1,3 +1,4 @@
+import { afterEach } from 'vitest';
 import { join } from 'node:path';
 import { defaultConfig, loadConfig, type Config } from '../../src/config/index.js';
 import { DaCache, DaClient } from '../../src/da/index.js';
@@ -79,4 +80,13 @@ export function portZeroHome(
     },
   });
   return { home, config };
+}
+
+/** The closers of a test's parts, closed in reverse after each test (even a failed one). */
+export function closedAfterEach(): Closers {
+  const closers: Closers = [];
+  afterEach(async () => {
+    for (const close of closers.splice(0).reverse()) await close();
+  });
+  return closers;
 }

@@ -1,16 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import type { Closers } from '../../src/node/index.js';
+import { describe, expect, it } from 'vitest';
 import { buildChain } from '../../src/node/index.js';
-import { coreParts } from '../helpers/node-parts.js';
+import { coreParts, closedAfterEach } from '../helpers/node-parts.js';
 
 // The chain built alone (src/node/parts.ts) over a real store and the kv
 // execution layer, its store's writes held back where a test says, to show
 // what a pipelined chain tells while a block's batch is being written.
 
-const closers: Closers = [];
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-});
+const closers = closedAfterEach();
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');

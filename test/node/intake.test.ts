@@ -1,16 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { BlockIntake, GenesisGuard, buildChain, type Chain, type Closers, type CoreParts } from '../../src/node/index.js';
+import { describe, expect, it } from 'vitest';
+import { BlockIntake, GenesisGuard, buildChain, type Chain, type CoreParts } from '../../src/node/index.js';
 import { Ed25519Key, InvalidBlockError, type Block } from '../../src/types/index.js';
-import { coreParts } from '../helpers/node-parts.js';
+import { coreParts, closedAfterEach } from '../helpers/node-parts.js';
 
 // The chain and the block intake built alone (src/node/parts.ts) over real
 // stores in temp dirs and the kv execution layer: an aggregator's chain makes
 // the blocks, a full node's intake takes them as peers and DA would hand them.
 
-const closers: Closers = [];
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-});
+const closers = closedAfterEach();
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');

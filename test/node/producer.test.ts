@@ -1,17 +1,14 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import type { Closers, CoreParts } from '../../src/node/index.js';
+import { describe, expect, it } from 'vitest';
+import type { CoreParts } from '../../src/node/index.js';
 import { buildChain, buildProducer, type Chain } from '../../src/node/index.js';
 import { decodeStoredBlock } from '../../src/store/index.js';
-import { coreParts } from '../helpers/node-parts.js';
+import { coreParts, closedAfterEach } from '../helpers/node-parts.js';
 import { waitFor } from '../helpers/wait.js';
 
 // The block producer built alone (src/node/parts.ts) over a real store in a
 // temp dir and the kv execution layer: no socket, no DA, no node around it.
 
-const closers: Closers = [];
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-});
+const closers = closedAfterEach();
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (b: Uint8Array) => new TextDecoder().decode(b);
