@@ -45,6 +45,8 @@ export class BlockProducer {
   startedAt = 0;
   /** Set while production waits for DA to catch up; the reason health reports. */
   pausedReason: string | null = null;
+  /** Blocks built whose commit is still under way (pipelined): they count toward the pending cap. */
+  private uncommitted = 0;
 
   constructor(
     private readonly chain: Chain,
@@ -104,15 +106,20 @@ export class BlockProducer {
    */
   pendingCapReason(): string | null {
     const { maxPendingBlocks } = this.opts;
-    const pending = this.opts.pendingBlocks();
+    const pending = this.pendingBlocks();
     if (maxPendingBlocks <= 0 || pending < BigInt(maxPendingBlocks)) return null;
     return `production paused: ${pending} blocks pending DA inclusion (cap ${maxPendingBlocks})`;
+  }
+
+  /** Blocks not on DA, counting those built whose commit is still under way. */
+  private pendingBlocks(): bigint {
+    return this.opts.pendingBlocks() + BigInt(this.uncommitted);
   }
 
   /** Checks the pending cap, logging once when production halts and once when it resumes. */
   private atPendingCap(): boolean {
     const { maxPendingBlocks } = this.opts;
-    const pending = this.opts.pendingBlocks();
+    const pending = this.pendingBlocks();
     const reason = this.pendingCapReason();
     const atCap = reason !== null;
     if (atCap && !this.pausedReason) {
@@ -157,7 +164,8 @@ export class BlockProducer {
         // The next block selects forced txs after this one's; the queue's checkpoint is in this block's batch.
         txs.forced?.commit();
         lastBlockAt = Date.now();
-        lastCommitted = committed.then(() => {
+        this.uncommitted++;
+        lastCommitted = committed.finally(() => this.uncommitted--).then(() => {
           if (this.metrics) {
             this.metrics.blockTxs.observe(txs.txs.length);
             // The first block after a start has no previous one to measure from.

@@ -108,6 +108,29 @@ describe('BlockProducer', () => {
     expect(chain.height).toBe(2n);
   });
 
+  it('counts a block whose commit is still under way toward the cap: it never builds past it', async () => {
+    const { parts, chain, producer, start } = await producing({ max_pending_blocks: 1 });
+    // Hold every store commit: block 1 is built and its batch waits, as a slow disk would make it.
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const commitBlock = parts.store.commitBlock.bind(parts.store);
+    let commits = 0;
+    parts.store.commitBlock = async (...args) => {
+      commits++;
+      await gate;
+      return commitBlock(...args);
+    };
+    start();
+    try {
+      await waitFor(() => producer.pausedReason, 'production to pause with block 1 still being written');
+      expect(commits).toBe(1);
+    } finally {
+      release();
+    }
+    await producer.stop();
+    expect(chain.height).toBe(1n);
+  });
+
   it('a stop before any start, or twice, resolves', async () => {
     const { chain, producer } = await producing();
     await producer.stop();
