@@ -100,8 +100,11 @@ interface Term {
  */
 export class HaCoordinator {
   role: HaRole = 'follower';
-  /** Who leads, as last seen in etcd (null while nobody does, or before the first look). */
-  leader: LeaderInfo | null = null;
+  /** New leaders seen, for /metrics: each time `leader` names a node other than the one before (etcd's leader_changes_seen_total, server/etcdserver/raft.go). */
+  leaderChanges = 0;
+  /** Blocks the fence refused or could not record, for /metrics. */
+  fenceRefusals = 0;
+  private seenLeader: LeaderInfo | null = null;
   private term: Term | null = null;
   /** True from a takeover that found no recorded head until the first fence records one. */
   private headAbsent = false;
@@ -121,6 +124,22 @@ export class HaCoordinator {
 
   get nodeId(): string {
     return this.parts.settings.nodeId;
+  }
+
+  /** Who leads, as last seen in etcd (null while nobody does, or before the first look). */
+  get leader(): LeaderInfo | null {
+    return this.seenLeader;
+  }
+
+  private set leader(info: LeaderInfo | null) {
+    if (info && info.node_id !== this.seenLeader?.node_id) this.leaderChanges++;
+    this.seenLeader = info;
+  }
+
+  /** Milliseconds before this leader stops producing unless a keep-alive succeeds first; null while it does not lead. */
+  deadlineLeftMs(): number | null {
+    const term = this.term;
+    return term && !term.lost.signal.aborted ? Math.max(0, term.deadlineAt - this.parts.clock.now()) : null;
   }
 
   /** What `status --json`, /node_info and /status show of the election. */
@@ -397,6 +416,12 @@ export class HaCoordinator {
     }
   }
 
+  /** A fence refusal, counted. */
+  private refused(reason: string): FenceRejectedError {
+    this.fenceRefusals++;
+    return new FenceRejectedError(reason);
+  }
+
   /**
    * Records a block in etcd before the leader commits it: one txn that
    * succeeds only while this node's lease holds the leader key and the
@@ -407,11 +432,11 @@ export class HaCoordinator {
   async fence(block: FencedBlock): Promise<void> {
     const { etcd, clock } = this.parts;
     const term = this.term;
-    if (!term || term.lost.signal.aborted) throw new FenceRejectedError(`block ${block.height} not recorded: this node does not lead`);
+    if (!term || term.lost.signal.aborted) throw this.refused(`block ${block.height} not recorded: this node does not lead`);
     const left = term.deadlineAt - clock.now();
     if (left <= 0) {
       this.lose(term, 'the local lease deadline passed');
-      throw new FenceRejectedError(`block ${block.height} not recorded: the local lease deadline passed`);
+      throw this.refused(`block ${block.height} not recorded: the local lease deadline passed`);
     }
     const parent = { height: block.height - 1n, hash: block.parentHash };
     const txn = etcd.if(this.keys.leader, 'Lease', '==', term.leaseId);
@@ -433,12 +458,12 @@ export class HaCoordinator {
     } catch (err) {
       const reason = `recording block ${block.height} in etcd failed: ${(err as Error).message}`;
       this.lose(term, reason);
-      throw new FenceRejectedError(reason);
+      throw this.refused(reason);
     }
     if (!succeeded) {
       const reason = `etcd refused to record block ${block.height}: this node's lease no longer holds the leader key, or the recorded head is not block ${parent.height}`;
       this.lose(term, reason);
-      throw new FenceRejectedError(reason);
+      throw this.refused(reason);
     }
     this.headAbsent = false;
   }
