@@ -2,6 +2,7 @@ export {
   createNodeMetrics,
   type NodeMetrics,
   type NodeReadings,
+  type HaReadings,
   type ChildReading,
   type BlockOrigin,
   type ExecutionMethod,

@@ -37,6 +37,19 @@ export interface NodeReadings {
   bestKnownHeight(): bigint;
   catchingUp(): boolean;
   children(): ChildReading[];
+  /** An HA node's election (ha.enabled); null otherwise. */
+  ha: HaReadings | null;
+}
+
+/** What the HA coordinator knows of the election (src/ha/coordinator.ts). */
+export interface HaReadings {
+  isLeader(): boolean;
+  /** Whether this node knows of a leader, itself or another. */
+  hasLeader(): boolean;
+  leaderChanges(): number;
+  fenceRefusals(): number;
+  /** Milliseconds before this leader stops producing unless it renews its lease; null while it does not lead. */
+  deadlineLeftMs(): number | null;
 }
 
 export interface SubmitterReadings {
@@ -107,6 +120,18 @@ export function createNodeMetrics() {
       },
     });
 
+  /** A counter whose count a component keeps, read at scrape time. */
+  const readCounter = (name: string, help: string, read: () => number) =>
+    new Counter({
+      name: METRIC_PREFIX + name,
+      help,
+      registers,
+      collect() {
+        this.reset();
+        this.inc(read());
+      },
+    });
+
   readGauge('chain_height', "Height of the last block committed to this node's chain", (r) => r.chainHeight());
   readGauge('da_included_height', 'Highest height whose header and data are known on DA (on an aggregator every block up to it is included)', (r) =>
     r.daIncludedHeight(),
@@ -155,6 +180,23 @@ export function createNodeMetrics() {
         readGauge('da_scan_height', 'Last DA height this full node read', () => da.scanHeight());
         readGauge('da_head_height', 'DA head height when this full node last asked', () => da.headHeight());
         readGauge('da_behind_blocks', 'Blocks this full node holds (from peers) whose header and data it has not yet found on DA', () => da.behindBlocks());
+      }
+      // Only an HA node has an election to show; the names follow etcd's own (etcd_server_is_leader, …: server/etcdserver/metrics.go).
+      const ha = r.ha;
+      if (ha) {
+        readGauge('ha_is_leader', '1 while this node leads the HA cluster (its lease holds the etcd leader key), else 0', () => ha.isLeader());
+        readGauge('ha_has_leader', '1 while this node knows of a leader (itself or another), else 0', () => ha.hasLeader());
+        readCounter('ha_leader_changes_seen_total', 'New leaders this node has seen since it started (itself included)', () => ha.leaderChanges());
+        readCounter(
+          'ha_fence_refusals_total',
+          'Blocks of this node that the fence refused or could not record in etcd (each dropped, and leadership given up)',
+          () => ha.fenceRefusals(),
+        );
+        readGauge(
+          'ha_lease_deadline_seconds',
+          'Seconds before this leader stops producing unless it renews its etcd lease (the TTL minus a margin after the last keep-alive sent); 0 while it does not lead',
+          () => (ha.deadlineLeftMs() ?? 0) / 1000,
+        );
       }
     },
     blockInterval: histogram(

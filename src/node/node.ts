@@ -450,7 +450,7 @@ async function openNetwork(
 
 /** What the scrape-time gauges read from a running node. */
 function readings(node: Node): NodeReadings {
-  const { store, chain, mempool, p2p, retriever } = node.c;
+  const { store, chain, mempool, p2p, retriever, ha } = node.c;
   return {
     chainHeight: () => chain.height,
     daIncludedHeight: () => store.daIncludedHeight(),
@@ -467,5 +467,12 @@ function readings(node: Node): NodeReadings {
     bestKnownHeight: () => node.bestKnownHeight(),
     catchingUp: () => node.catchingUp(),
     children: () => node.opts.children?.() ?? [],
+    ha: ha && {
+      isLeader: () => ha.role === 'leader',
+      hasLeader: () => ha.leader !== null,
+      leaderChanges: () => ha.leaderChanges,
+      fenceRefusals: () => ha.fenceRefusals,
+      deadlineLeftMs: () => ha.deadlineLeftMs(),
+    },
   };
 }

@@ -16,6 +16,7 @@ const readings = (over: Partial<NodeReadings> = {}): NodeReadings => ({
     { name: 'ethereumjs', state: 'running', restarts: 2 },
     { name: 'odd "name" \\ with\nnewline', state: 'restarting', restarts: 0 },
   ],
+  ha: { isLeader: () => true, hasLeader: () => true, leaderChanges: () => 3, fenceRefusals: () => 1, deadlineLeftMs: () => 1250 },
   ...over,
 });
 
@@ -90,6 +91,25 @@ describe('node metrics registry', () => {
     expect(v('noded_block_interval_seconds_bucket', { le: '0.1' })).toBe(1);
     expect(v('noded_rpc_request_duration_seconds_count', { route: '/tx', code: '200' })).toBe(1);
     expect(v('noded_execution_errors_total', { method: 'setFinal' })).toBe(1);
+    expect(v('noded_ha_is_leader')).toBe(1);
+    expect(v('noded_ha_has_leader')).toBe(1);
+    expect(v('noded_ha_leader_changes_seen_total')).toBe(3);
+    expect(v('noded_ha_fence_refusals_total')).toBe(1);
+    expect(v('noded_ha_lease_deadline_seconds')).toBe(1.25);
+  });
+
+  it('shows the HA election on an HA node alone: a follower reads 0 time left; without ha.enabled there is no ha_ family', async () => {
+    const follower = createNodeMetrics();
+    const ha = { isLeader: () => false, hasLeader: () => false, leaderChanges: () => 0, fenceRefusals: () => 0, deadlineLeftMs: () => null };
+    follower.observe(readings({ ha }));
+    const f = parseExposition((await follower.scrape()).body);
+    for (const name of ['noded_ha_is_leader', 'noded_ha_has_leader', 'noded_ha_leader_changes_seen_total', 'noded_ha_lease_deadline_seconds']) {
+      expect(sampleValue(f, name), name).toBe(0);
+    }
+    const plain = createNodeMetrics();
+    plain.observe(readings({ ha: null }));
+    const names = [...parseExposition((await plain.scrape()).body).keys()];
+    expect(names.filter((n) => n.startsWith('noded_ha_'))).toEqual([]);
   });
 
   it("shows only the role's own DA gauges: a full node's DA progress, never an aggregator's pending queue or cap", async () => {
