@@ -5,7 +5,7 @@
  */
 import type { LogProblem } from '../log/index.js';
 import { roundForPeople } from '../util/index.js';
-import type { FollowerDaInfo, NodeInfo, SubmitterDaInfo, SupervisedChildInfo } from '../rpc/index.js';
+import type { FollowerDaInfo, HaInfo, NodeInfo, SubmitterDaInfo, SupervisedChildInfo } from '../rpc/index.js';
 import type { FeedState } from './feed.js';
 import type { BlockSummary } from './source.js';
 
@@ -105,6 +105,15 @@ const SPARK_BLOCKS = 20;
 const STALL_FACTOR = 3;
 const MIN_STALL_MS = 5_000;
 
+const shortId = (id: string) => (id.length > 16 ? `${id.slice(0, 8)}…${id.slice(-6)}` : id);
+
+/** An HA node's place in the election, in the CHAIN panel's sixth row: no leader means no blocks. */
+function haLine(ha: HaInfo): { line: Line; level: Level } {
+  if (ha.role === 'leader') return { line: [label('HA'), span('leader', 'ok'), span(' (this node)')], level: 'ok' };
+  if (ha.leader === null) return { line: [label('HA'), span('NO LEADER (electing)', 'warn')], level: 'warn' };
+  return { line: [label('HA'), span('follower'), span(` of ${shortId(ha.leader)}`)], level: 'ok' };
+}
+
 function chainPanel(info: NodeInfo, blocks: BlockSummary[], now: number): PanelView {
   const lag = Math.max(0, info.best_known_height - info.height);
   const mean = meanBlockTime(blocks);
@@ -124,7 +133,9 @@ function chainPanel(info: NodeInfo, blocks: BlockSummary[], now: number): PanelV
     [label('block time'), span(mean === null ? '—' : `${(mean / 1000).toFixed(2)}s mean of the last ${Math.min(20, blocks.length - 1)}`)],
     [label('txs/block'), span(txs.length ? sparkline(txs) : '—'), span(txs.length ? `  max ${Math.max(...txs)}` : '', undefined)],
   ];
-  const level = !info.health.live.ok ? 'fail' : info.catching_up || stalled || age === null ? 'warn' : 'ok';
+  const ha = info.ha ? haLine(info.ha) : null;
+  if (ha) lines.push(ha.line);
+  const level = !info.health.live.ok ? 'fail' : info.catching_up || stalled || age === null ? 'warn' : (ha?.level ?? 'ok');
   return { title: 'CHAIN', level, lines };
 }
 
@@ -224,8 +235,6 @@ function cutLines(lines: Line[], count: number, width: number): Line[] {
   kept[count - 1] = [...last.slice(0, -1), { ...end, text: `${end.text.slice(0, end.text.length - over)}…` }];
   return kept;
 }
-
-const shortId = (id: string) => (id.length > 16 ? `${id.slice(0, 8)}…${id.slice(-6)}` : id);
 
 function p2pPanel(info: NodeInfo): PanelView {
   const { peers, configured_peers: configured } = info.p2p;

@@ -69,6 +69,19 @@ describe('panels from fixed inputs', () => {
     expect(screen).toMatch(/ +117 \d\d:\d\d:\d\d +5 tx [0-9A-F]+ on DA/);
   });
 
+  it('an HA follower: its row in CHAIN, inside 80×24 with every other panel', async () => {
+    const now = Date.now();
+    const info = healthyInfo(now, { ha: { node_id: 'node-b', role: 'follower', leader: '12D3KooWAbCdEfGhIjKlMnOpQrStUvWxYz' } });
+    const { frame, shows } = await mount({ source: new FakeSource({ info, blocks: blocksUpTo(120, now) }) });
+    await shows('HA         follower of 12D3KooW…UvWxYz');
+    const lines = frame().split('\n');
+    expect(lines.length).toBeLessThanOrEqual(23);
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(80);
+    for (const title of ['CHAIN [ok]', 'DA [ok]', 'P2P [ok]', 'HEALTH [ok]', 'EXECUTION [ok]', 'CHILDREN [ok]', 'BLOCKS', 'WARNINGS [ok]']) {
+      expect(frame()).toContain(title);
+    }
+  });
+
   it('uses a bigger terminal for more blocks and longer hashes', async () => {
     const { frame, shows } = await mount({ size: { columns: 140, rows: 44 } });
     await shows('BLOCKS');

@@ -92,6 +92,28 @@ describe('buildView: a full node', () => {
   });
 });
 
+describe('buildView: an HA node', () => {
+  const LONG_ID = '12D3KooWAbCdEfGhIjKlMnOpQrStUvWxYz';
+  const haRow = (info: NodeInfo) =>
+    view(info)
+      .chain.lines.map(text)
+      .find((l) => l.startsWith('HA '));
+
+  it('shows its role and who leads in the CHAIN panel; no leader warns; without ha there is no row', () => {
+    expect(haRow(healthyInfo(NOW, { ha: { node_id: 'node-a', role: 'leader', leader: 'node-a' } }))).toBe('HA         leader (this node)');
+    const follower = healthyInfo(NOW, { ha: { node_id: 'node-b', role: 'follower', leader: LONG_ID } });
+    expect(haRow(follower)).toBe('HA         follower of 12D3KooW…UvWxYz');
+    expect(view(follower).chain.level).toBe('ok');
+    const electing = healthyInfo(NOW, { ha: { node_id: 'node-b', role: 'follower', leader: null } });
+    expect(haRow(electing)).toBe('HA         NO LEADER (electing)');
+    expect(view(electing).chain.level).toBe('warn');
+    expect(haRow(healthyInfo(NOW))).toBeUndefined();
+    // The sixth row of CHAIN, within 80 columns (half of them for the panel).
+    expect(view(follower).chain.lines).toHaveLength(6);
+    expect(haRow(follower)!.length).toBeLessThanOrEqual(40);
+  });
+});
+
 describe('buildView: warn', () => {
   it('warns while catching up, with the lag', () => {
     const v = view(
