@@ -4,6 +4,7 @@ import { daAuthCheck, daBalanceCheck, daHealthCheck, daSyncCheck } from './check
 import { dataDirCheck } from './checks/data-dir.js';
 import { engineCheck } from './checks/engine.js';
 import { genesisCheck } from './checks/genesis.js';
+import { haCheck } from './checks/ha.js';
 import { nodeCheck } from './checks/node.js';
 import { peersCheck } from './checks/peers.js';
 import { portsCheck } from './checks/ports.js';
@@ -22,6 +23,7 @@ export const CHECKS: readonly Check[] = [
   peersCheck,
   nodeCheck,
   genesisCheck,
+  haCheck,
 ];
 
 /** `--check` got ids that do not exist. */

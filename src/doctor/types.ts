@@ -21,7 +21,7 @@ export interface Verdict {
 }
 
 /** Every check, in the order the report lists them. */
-export const CHECK_IDS = ['config', 'data-dir', 'ports', 'da-health', 'da-sync', 'da-auth', 'da-balance', 'engine', 'peers', 'node', 'genesis'] as const;
+export const CHECK_IDS = ['config', 'data-dir', 'ports', 'da-health', 'da-sync', 'da-auth', 'da-balance', 'engine', 'peers', 'node', 'genesis', 'ha'] as const;
 export type CheckId = (typeof CHECK_IDS)[number];
 
 export interface Check {

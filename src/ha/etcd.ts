@@ -61,6 +61,19 @@ export function createEtcdClient(s: EtcdSettings): Etcd3 {
   return new Etcd3(options);
 }
 
+/** Which ha.* settings an etcd error points at: the user and password, the TLS files, or the endpoints themselves. */
+export type EtcdFailureCause = 'auth' | 'tls' | 'unreachable';
+
+export function etcdFailureCause(message: string): EtcdFailureCause {
+  return /auth|permission|user|password|token/i.test(message) ? 'auth' : /certificate|ssl|tls|handshake/i.test(message) ? 'tls' : 'unreachable';
+}
+
+const HINT: Record<EtcdFailureCause, string> = {
+  auth: 'check ha.username and ha.password',
+  tls: 'check ha.tls_ca_file, ha.tls_cert_file and ha.tls_key_file',
+  unreachable: 'expected a running etcd v3 answering gRPC there; check ha.etcd_endpoints',
+};
+
 /**
  * Start-up's check that etcd answers (a status call to each endpoint, then a
  * read, which also checks the credentials): a bad or unreachable etcd is a
@@ -73,11 +86,7 @@ export async function checkEtcdReachable(etcd: Etcd3, s: EtcdSettings, key: stri
     await etcd.get(key).options(deadline()).string();
   } catch (err) {
     const message = (err as Error).message;
-    const hint = /auth|permission|user|password|token/i.test(message)
-      ? 'check ha.username and ha.password'
-      : /certificate|ssl|tls|handshake/i.test(message)
-        ? 'check ha.tls_ca_file, ha.tls_cert_file and ha.tls_key_file'
-        : 'expected a running etcd v3 answering gRPC there; check ha.etcd_endpoints';
+    const hint = HINT[etcdFailureCause(message)];
     throw Object.assign(
       new Error(`etcd at ${s.endpoints.join(', ')} did not answer a read of ${key} within ${REACHABLE_TIMEOUT_MS / 1000}s (${message}): ${hint}`),
       {

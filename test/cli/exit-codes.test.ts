@@ -72,6 +72,8 @@ describe('exit codes, one truth for every command', () => {
     [['block', 'get', '--height', 'abc', '--json'], 2],
     [['doctor', '--check', 'nope', '--json'], 2],
     [['doctor', '--timeout', 'x', '--json'], 2],
+    // A check that fails: here ha, with ha on and nothing at its etcd endpoint.
+    [['doctor', '--check', 'ha', '--node.ha.enabled', '--node.ha.etcd_endpoints', 'http://127.0.0.1:1'], 1],
     [['da', 'serve', '--listen', 'nope'], 2],
     [['da', 'serve', '--block-time', 'x'], 2],
     [['abci', 'kvstore', '--address', 'nope'], 2],

@@ -146,6 +146,7 @@ describe('doctor checks in-process', () => {
 
   it('--check takes ids repeated or comma-separated, in report order; unknown ones are named', () => {
     expect(selectChecks(['node,config', 'peers'])).toEqual(['config', 'peers', 'node']);
+    expect(selectChecks(['ha', 'genesis'])).toEqual(['genesis', 'ha']);
     expect(selectChecks(undefined)).toHaveLength(CHECKS.length);
     expect(() => selectChecks(['config', 'dns,disk'])).toThrow(UnknownCheckError);
     expect(() => selectChecks(['dns'])).toThrow(/unknown check "dns"; the checks are config, data-dir, ports/);

@@ -382,13 +382,16 @@ describe('noded doctor: usage', () => {
   it('--list-checks, --check, and exit 2 for an unknown id, a bad --timeout or a missing --log', async () => {
     const home = newDir();
     initHome({ home, chainId: 'doctor-3', aggregator: false, force: false });
-    const [list, listJson, unknown, badTimeout, noLog, some] = await Promise.all([
+    const noEtcd = `http://127.0.0.1:${await freePort()}`;
+    const [list, listJson, unknown, badTimeout, noLog, some, haOff, haDown] = await Promise.all([
       runCli(['doctor', '--list-checks']),
       runCli(['doctor', '--list-checks', '--json']),
       runCli(['doctor', '--home', home, '--check', 'config,bogus', '--json']),
       runCli(['doctor', '--home', home, '--timeout', 'soon']),
       runCli(['doctor', '--home', home, '--log', join(home, 'nope.log')]),
       doctor(home, ['--check', 'peers', '--check', 'config,engine']),
+      doctor(home, ['--check', 'ha']),
+      runCli(['doctor', '--home', home, '--check', 'ha', '--node.ha.enabled', '--node.ha.etcd_endpoints', noEtcd, ...TIMEOUT]),
     ]);
     expect(list.code).toBe(0);
     expect(
@@ -410,5 +413,12 @@ describe('noded doctor: usage', () => {
     expect(noLog.stderr).toMatch(/--log: .*nope\.log is not a file/);
     expect(some.code).toBe(0);
     expect(some.results.map((r) => r.id)).toEqual(['config', 'engine', 'peers']);
+    // The ha check: skipped without ha.enabled; an etcd that does not answer fails it (exit 1), the remedy under it.
+    expect(haOff.code, haOff.stderr).toBe(0);
+    expect(haOff.results).toEqual([{ id: 'ha', status: 'ok', message: 'skipped: ha.enabled is false (this node runs without an HA cluster)', remedy: '' }]);
+    expect(haDown.code, haDown.stdout + haDown.stderr).toBe(1);
+    const [line, remedy] = haDown.stdout.split('\n');
+    expect(line).toMatch(new RegExp(`^fail {2}ha +etcd at ${noEtcd} did not answer`));
+    expect(remedy).toMatch(new RegExp(`^ +remedy: start etcd at ${noEtcd} `));
   });
 });
