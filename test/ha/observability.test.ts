@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { formatHostPort } from '../../src/config/index.js';
-import { NodeSource, buildView } from '../../src/dashboard/index.js';
+import { NodeClient } from '../../src/client/index.js';
+import { HttpSource, NodeSource, buildView, type DashboardSource } from '../../src/dashboard/index.js';
 import { CHECKS, buildContext, runCheck, type CheckResult, type DoctorOptions } from '../../src/doctor/index.js';
 import { createEtcdClient, haKeys } from '../../src/ha/index.js';
 import { initHome } from '../../src/home/index.js';
@@ -133,10 +134,14 @@ describe('an HA node in this process', () => {
     expect(deadline).toBeGreaterThan(0);
     expect(deadline).toBeLessThanOrEqual(2);
 
-    // The dashboard, read from this process as `start --dashboard` does.
-    const snapshot = await new NodeSource(node).snapshot();
-    const view = buildView({ snapshot, readAt: Date.now(), problem: null, log: null }, 'this process', 'node', Date.now());
-    expect(view.chain.lines.map((l) => l.map((s) => s.text).join(''))).toContain('HA         leader (this node)');
+    // The dashboard, read from this process as `start --dashboard` does and over HTTP as `status --watch` does.
+    const haRow = async (source: DashboardSource) => {
+      const snapshot = await source.snapshot();
+      const view = buildView({ snapshot, readAt: Date.now(), problem: null, log: null }, source.target, 'node', Date.now());
+      return view.chain.lines.map((l) => l.map((s) => s.text).join('')).find((l) => l.startsWith('HA '));
+    };
+    expect(await haRow(new NodeSource(node))).toBe('HA         leader (this node)');
+    expect(await haRow(new HttpSource(new NodeClient(address(rpc), address(status), TIMEOUT_MS)))).toBe('HA         leader (this node)');
 
     // Another program records a head behind this node's chain: the next block's fence is refused.
     const client = createEtcdClient({ endpoints: [etcd.endpoint], caFile: '', certFile: '', keyFile: '', username: '', password: '' });
