@@ -66,6 +66,9 @@ export const deadlineMarginMs = (ttlMs: number): number => Math.max(100, Math.fl
 /** How long a leader that handed over waits before it campaigns again: one lease TTL, ample for a follower to win. */
 export const stepDownHoldOffMs = (ttlMs: number): number => ttlMs;
 
+/** How often a node too far behind to campaign looks at the recorded head again: a quarter of the TTL. */
+const behindPollMs = (ttlMs: number): number => Math.floor(ttlMs / 4);
+
 /** One stint as leader: the lease that holds the leader key, and when this node must stop producing without a renewal. */
 interface Term {
   lease: Lease;
@@ -143,6 +146,7 @@ export class HaCoordinator {
     const backoff = new Backoff({ baseMs: 100, maxMs: this.ttlMs });
     while (!signal.aborted) {
       try {
+        await this.catchUpBeforeCampaigning(signal);
         const outcome = await this.campaign();
         if (outcome.term) {
           const stood = await this.serve(outcome.term, signal);
@@ -165,6 +169,35 @@ export class HaCoordinator {
         logger.warn({ code: 'HA_ETCD_FAILED', attempt: backoff.attempt, err: (err as Error).message }, `etcd call failed; campaigning again in ${delayMs}ms`);
         await this.parts.clock.sleep(delayMs, signal).catch(() => undefined);
       }
+    }
+  }
+
+  /**
+   * Holds this node out of the election while it is further behind the
+   * recorded head than etcd keeps blocks for: it could not take over from
+   * etcd alone, and a won election would only be handed back after a wasted
+   * lease. It waits, polling the head, while its sync (P2P, DA) catches it up;
+   * within RECORDED_BLOCKS of the head it may campaign, and a takeover applies
+   * the rest from etcd (ev-node pkg/raft/election.go likewise waits for
+   * IsSynced before a node may lead).
+   */
+  private async catchUpBeforeCampaigning(signal: AbortSignal): Promise<void> {
+    let told = false;
+    for (;;) {
+      const head = await this.recordedHead();
+      const local = this.duties.chain.head().height;
+      if (!head || head.height - local <= RECORDED_BLOCKS) {
+        if (told) this.parts.logger.info({ code: 'HA_CAUGHT_UP', height: Number(local) }, 'caught up with the recorded head: campaigning');
+        return;
+      }
+      if (!told) {
+        this.parts.logger.warn(
+          { code: 'HA_BEHIND', height: Number(local), recordedHeight: Number(head.height) },
+          `this node is at height ${local}, more than ${RECORDED_BLOCKS} blocks behind the recorded head ${head.height}: it catches up from peers before it may lead`,
+        );
+        told = true;
+      }
+      await this.parts.clock.sleep(behindPollMs(this.ttlMs), signal);
     }
   }
 
