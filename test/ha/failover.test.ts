@@ -32,13 +32,13 @@ afterAll(async () => {
 /** How many of a node's log lines carry `text` (a message or a code, quoted as in JSON). */
 const linesWith = (d: Daemon, text: string) => d.stderr.split('\n').filter((l) => l.includes(`"${text}"`)).length;
 
-async function cluster(chainId: string, extra: string[] = []): Promise<{ nodes: Daemon[]; homes: string[]; da: DaServer; prefix: string }> {
+async function cluster(chainId: string, blockTime?: string): Promise<{ nodes: Daemon[]; homes: string[]; da: DaServer; prefix: string }> {
   const hs = await haHomes(homes, chainId, 3);
   const da = await DaServer.start(await homes.create('da-host', false));
   const prefix = `/noded/${chainId}`;
-  const a = await startHa(hs[0]!, etcd.endpoint, da.address, prefix, [], extra);
-  const b = await startHa(hs[1]!, etcd.endpoint, da.address, prefix, [a.p2p], extra);
-  const c = await startHa(hs[2]!, etcd.endpoint, da.address, prefix, [a.p2p, b.p2p], extra);
+  const a = await startHa(hs[0]!, etcd.endpoint, da.address, prefix, [], blockTime);
+  const b = await startHa(hs[1]!, etcd.endpoint, da.address, prefix, [a.p2p], blockTime);
+  const c = await startHa(hs[2]!, etcd.endpoint, da.address, prefix, [a.p2p, b.p2p], blockTime);
   return { nodes: [a, b, c], homes: hs, da, prefix };
 }
 
@@ -164,7 +164,7 @@ describe('HA aggregators on a real etcd', () => {
 
   it('a follower far behind the recorded head stays out of the election until it has caught up from a peer', async () => {
     // 100 ms blocks: the leader gets more than RECORDED_BLOCKS ahead sooner.
-    const fast = ['--node.node.block_time', '100ms'];
+    const fast = '100ms';
     const { nodes, homes: hs, da, prefix } = await cluster('ha-behind', fast);
     const leader = await leaderOf(nodes);
     const [follower, behind] = nodes.filter((n) => n !== leader) as [Daemon, Daemon];

@@ -21,12 +21,12 @@ export async function haHomes(homes: Homes, chainId: string, count: number): Pro
 /** The `--node.ha.*` flags of a test cluster; `keyPrefix` keeps tests apart on the one etcd. */
 export const haFlags = (etcdEndpoint: string, keyPrefix: string): string[] => ['--node.ha.etcd_endpoints', etcdEndpoint, '--node.ha.key_prefix', keyPrefix];
 
-/** Starts an HA node of the chain; `extra` flags go last, so they win. */
-export function startHa(home: string, etcdEndpoint: string, da: string, keyPrefix: string, peers: string[], extra: string[] = []): Promise<Daemon> {
+/** Starts an HA node of the chain. */
+export function startHa(home: string, etcdEndpoint: string, da: string, keyPrefix: string, peers: string[], blockTime = '200ms'): Promise<Daemon> {
   return Daemon.start(home, [
     '--node.node.aggregator',
     '--node.node.block_time',
-    '200ms',
+    blockTime,
     '--no-node.da.local',
     '--node.da.address',
     da,
@@ -36,7 +36,6 @@ export function startHa(home: string, etcdEndpoint: string, da: string, keyPrefi
     '--node.ha.lease_ttl',
     '4s',
     ...(peers.length > 0 ? ['--node.p2p.peers', peers.join(',')] : []),
-    ...extra,
   ]);
 }
 
