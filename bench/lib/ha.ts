@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
-import { copyFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { appendFileSync, copyFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { daNamespaces } from '../../src/config/index.js';
 import { DaClient, decodeHeaderBlob } from '../../src/da/index.js';
 import { initHome } from '../../src/home/index.js';
@@ -15,6 +15,9 @@ import { exited, type Scope } from './scope.js';
  */
 
 export const HA_CHAIN_ID = 'bench-ha';
+
+/** BENCH_HA_LOG_DIR: a directory each node's whole log is appended to (<home name>.log), to see where a takeover's time went. */
+const logDir = process.env.BENCH_HA_LOG_DIR ?? '';
 
 /** Homes of one chain: the first made as the aggregator's, the others given its genesis and signer key. */
 export function haHomes(scope: Scope, count: number): string[] {
@@ -78,6 +81,9 @@ export class HaNode {
       '/ip4/127.0.0.1/tcp/0',
       '--node.log.format',
       'json',
+      // Uncapped: a new leader's DA submitter catching up must not pause production and blur the takeover gap.
+      '--node.node.max_pending_blocks',
+      '0',
       ...(peers.length ? ['--node.p2p.peers', peers.join(',')] : []),
     ];
     const child = this.scope.spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -86,6 +92,7 @@ export class HaNode {
     const started = new Promise<Record<string, unknown>>((resolve, reject) => {
       let partial = '';
       child.stderr!.on('data', (d: Buffer) => {
+        if (logDir) appendFileSync(join(logDir, `${basename(home)}.log`), d);
         this.stderrTail = (this.stderrTail + d.toString()).slice(-8_000);
         const lines = (partial + d.toString()).split('\n');
         partial = lines.pop()!;
