@@ -166,7 +166,7 @@ export async function headOf(rpc: string): Promise<number> {
 
 /** The node's blocks 1..`top` (GetBlock over Connect JSON), eight requests at a time. */
 export async function chainBlocks(rpc: string, top: number): Promise<ChainBlock[]> {
-  const blocks: ChainBlock[] = new Array(top);
+  const blocks = new Array<ChainBlock>(top);
   const fetchOne = async (height: number) => {
     const res = await fetch(`${rpc}/node.v1.StoreService/GetBlock`, {
       method: 'POST',

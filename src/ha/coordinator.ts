@@ -71,7 +71,7 @@ export const stepDownHoldOffMs = (ttlMs: number): number => ttlMs;
  * the lease still holds it): the heartbeat the followers watch, an eighth of
  * the TTL.
  */
-export const heartbeatMs = (ttlMs: number): number => Math.floor(ttlMs / 8);
+const heartbeatMs = (ttlMs: number): number => Math.floor(ttlMs / 8);
 
 /**
  * How long a follower waits, after the last heartbeat it saw, before it takes

@@ -97,7 +97,7 @@ export class TxStream {
   constructor(
     private readonly nodes: () => Daemon[],
     tag: string,
-    everyMs = 20,
+    everyMs = 50,
   ) {
     this.timer = setInterval(() => {
       const running = this.nodes().filter((n) => n.running);
@@ -139,9 +139,12 @@ export async function expectCommittedKept(nodes: Daemon[], stream: TxStream): Pr
   expect(stream.committedCount, 'txs answered committed').toBeGreaterThan(0);
   for (const n of nodes) {
     await waitFor(async () => (await latestHeight(n.rpc)) >= stream.committedHeight, `height ${stream.committedHeight} on ${n.rpc}`, 60_000);
-    for (const [key, value] of stream.committed) {
-      const res = await fetch(`${n.rpc}/kv/${encodeURIComponent(key)}`);
-      expect(`${key} on ${n.rpc}: ${res.status} ${await res.text()}`).toBe(`${key} on ${n.rpc}: 200 ${value}`);
-    }
+    const found = await Promise.all(
+      [...stream.committed.keys()].map(async (key) => {
+        const res = await fetch(`${n.rpc}/kv/${encodeURIComponent(key)}`);
+        return `${key} on ${n.rpc}: ${res.status} ${await res.text()}`;
+      }),
+    );
+    expect(found).toEqual([...stream.committed].map(([key, value]) => `${key} on ${n.rpc}: 200 ${value}`));
   }
 }
