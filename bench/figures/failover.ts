@@ -117,7 +117,7 @@ export const failover: Bench = {
     const gapHow =
       'The gap is read from the chain afterwards: block HEADER times (the producer’s clock, one host), the longest time between consecutive blocks ' +
       'whose later block falls between the fault and 3 s after a new leader answered, i.e. the old leader’s last block to the new leader’s first.';
-    const killNote = `${how} ${kills} rounds: kill -9 of the leader, restarted as a follower once another leads. ${gapHow} Baseline: the lease TTL, the floor of a takeover after a crash (the dead leader’s lease must expire at etcd).`;
+    const killNote = `${how} ${kills} rounds: kill -9 of the leader, restarted as a follower once another leads. ${gapHow} Baseline: the lease TTL, the floor of a takeover that waits for the dead leader’s lease to expire at etcd; the followers instead revoke it after TTL/2 without a heartbeat (src/ha/coordinator.ts).`;
     const safety =
       `${how} After all ${kills} kills and ${stepDowns} step-downs: heights 1–${top} read back with GetBlock from every node, and every header blob on DA. ` +
       `${acked.length} txs answered committed (${refused} sends refused or dropped during elections${firstRefusal ? `, first: ${firstRefusal.slice(0, 120)}` : ''}).`;
