@@ -273,7 +273,13 @@ export class HaCoordinator {
       () => {
         if (!beat || deposing || clock.now() - beat.seenAt <= silence) return;
         deposing = true;
-        void this.deposeIfSilent(beat).finally(() => (deposing = false));
+        const silent = beat;
+        void this.deposeIfSilent(silent)
+          .then((later) => {
+            // The key moved on (a beat whose event is still on its way): count the silence from that read.
+            if (later && beat === silent) beat = later;
+          })
+          .finally(() => (deposing = false));
       },
       Math.max(10, Math.floor(silence / 8)),
     );
@@ -306,16 +312,19 @@ export class HaCoordinator {
    * fresh read shows the key unchanged since then (this node's own stall, or
    * a watch event still on its way, must not depose a live leader). Revoking
    * deletes the key: the watch then sees the vacancy and this node campaigns.
+   * Resolves with the fresher beat when the read found the key moved on.
    */
-  private async deposeIfSilent(beat: Heartbeat): Promise<void> {
+  private async deposeIfSilent(beat: Heartbeat): Promise<Heartbeat | null> {
     const { etcd, logger, clock } = this.parts;
     try {
+      const readAt = clock.now();
       const res = await etcd
         .get(this.keys.leader)
         .options({ deadline: Date.now() + this.ttlMs })
         .exec();
       const kv = res.kvs[0];
-      if (!kv || kv.mod_revision !== beat.modRevision || kv.lease !== beat.lease) return;
+      if (!kv) return null;
+      if (kv.mod_revision !== beat.modRevision || kv.lease !== beat.lease) return { lease: kv.lease, modRevision: kv.mod_revision, seenAt: readAt };
       logger.warn(
         { code: 'HA_LEADER_SILENT', leader: this.leader?.node_id ?? null, silentMs: clock.now() - beat.seenAt },
         `the leader has not beaten for ${clock.now() - beat.seenAt}ms (more than ${leaderSilenceMs(this.ttlMs)}ms): revoking its lease to take over`,
@@ -324,6 +333,7 @@ export class HaCoordinator {
     } catch (err) {
       logger.warn({ code: 'HA_ETCD_FAILED', err: (err as Error).message }, 'deposing a silent leader failed; the lease expires on its own');
     }
+    return null;
   }
 
   /**
