@@ -13,6 +13,7 @@ import { daSync } from './figures/da-sync.js';
 import { dashboard } from './figures/dashboard.js';
 import { doctor } from './figures/doctor.js';
 import { evm } from './figures/evm.js';
+import { failover } from './figures/failover.js';
 import { forced } from './figures/forced.js';
 import { getBlock } from './figures/getblock.js';
 import { gossip } from './figures/gossip.js';
@@ -49,6 +50,7 @@ const BENCHES: Bench[] = [
   forced,
   scale,
   latency,
+  failover,
   // Last: ten minutes long, so every other figure is written before it starts (see main()).
   soak,
 ];

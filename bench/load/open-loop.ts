@@ -2,6 +2,8 @@ import { Pool } from 'undici';
 
 /** One tx's POST /tx?wait=commit: when it was sent, how long until its block was committed, and that block's height. */
 export interface TxTiming {
+  /** Its place in the schedule: the tx's key is `<tag>-<index>`. */
+  index: number;
   sentAt: number;
   commitMs: number;
   height: number;
@@ -55,7 +57,7 @@ export async function postOpenLoop(spec: OpenLoopSpec): Promise<OpenLoopResult> 
       const res = await pool.request({ path: '/tx?wait=commit', method: 'POST', body });
       const text = await res.body.text();
       if (res.statusCode !== 200) return refuse(`HTTP ${res.statusCode} ${text}`);
-      result.txs.push({ sentAt, commitMs: performance.now() - sentAt, height: (JSON.parse(text) as { height: number }).height });
+      result.txs.push({ index: i, sentAt, commitMs: performance.now() - sentAt, height: (JSON.parse(text) as { height: number }).height });
     } catch (err) {
       refuse((err as Error).message);
     }

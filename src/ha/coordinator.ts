@@ -66,6 +66,34 @@ export const deadlineMarginMs = (ttlMs: number): number => Math.max(100, Math.fl
 /** How long a leader that handed over waits before it campaigns again: one lease TTL, ample for a follower to win. */
 export const stepDownHoldOffMs = (ttlMs: number): number => ttlMs;
 
+/**
+ * How often a leader re-puts its leader key (bound to its lease, only while
+ * the lease still holds it): the heartbeat the followers watch, an eighth of
+ * the TTL.
+ */
+const heartbeatMs = (ttlMs: number): number => Math.floor(ttlMs / 8);
+
+/**
+ * How long a follower waits, after the last heartbeat it saw, before it takes
+ * the leader for dead and revokes its lease: half the TTL (four heartbeats
+ * missed). A crashed leader is then replaced in about this long instead of
+ * the whole TTL the lease would take to expire. Safe whatever the leader's
+ * state: a leader whose lease is revoked cannot fence another block (the
+ * fence compares the leader key's lease), so at worst a live but stalled
+ * leader hands over.
+ */
+export const leaderSilenceMs = (ttlMs: number): number => Math.floor(ttlMs / 2);
+
+/** How often a node too far behind to campaign looks at the recorded head again: a quarter of the TTL. */
+const behindPollMs = (ttlMs: number): number => Math.floor(ttlMs / 4);
+
+/** The last heartbeat of the leader a follower saw: the key's lease and revision then, and when (clock.now()). */
+interface Heartbeat {
+  lease: string;
+  modRevision: string;
+  seenAt: number;
+}
+
 /** One stint as leader: the lease that holds the leader key, and when this node must stop producing without a renewal. */
 interface Term {
   lease: Lease;
@@ -88,7 +116,11 @@ interface Term {
  * after the last keep-alive that succeeded, counted from its send time; past it
  * the node stops producing whatever the network does, before etcd can expire
  * the lease and elect another. The others watch the key and campaign when it is
- * deleted (lease expired or revoked).
+ * deleted (lease expired or revoked). The leader also re-puts the key every
+ * TTL/8, a heartbeat: a follower that saw heartbeats and then none for TTL/2
+ * revokes the leader's lease, so a crashed leader is replaced in about half
+ * the TTL rather than the whole (etcd's lessor, server/lease/lessor.go, also
+ * checks for expired leases only every 500 ms).
  *
  * Fencing: each produced block is recorded in etcd before the leader commits
  * it, in one txn that succeeds only while this node's lease holds the leader
@@ -162,6 +194,7 @@ export class HaCoordinator {
     const backoff = new Backoff({ baseMs: 100, maxMs: this.ttlMs });
     while (!signal.aborted) {
       try {
+        await this.catchUpBeforeCampaigning(signal);
         const outcome = await this.campaign();
         if (outcome.term) {
           const stood = await this.serve(outcome.term, signal);
@@ -184,6 +217,35 @@ export class HaCoordinator {
         logger.warn({ code: 'HA_ETCD_FAILED', attempt: backoff.attempt, err: (err as Error).message }, `etcd call failed; campaigning again in ${delayMs}ms`);
         await this.parts.clock.sleep(delayMs, signal).catch(() => undefined);
       }
+    }
+  }
+
+  /**
+   * Holds this node out of the election while it is further behind the
+   * recorded head than etcd keeps blocks for: it could not take over from
+   * etcd alone, and a won election would only be handed back after a wasted
+   * lease. It waits, polling the head, while its sync (P2P, DA) catches it up;
+   * within RECORDED_BLOCKS of the head it may campaign, and a takeover applies
+   * the rest from etcd (ev-node pkg/raft/election.go likewise waits for
+   * IsSynced before a node may lead).
+   */
+  private async catchUpBeforeCampaigning(signal: AbortSignal): Promise<void> {
+    let told = false;
+    for (;;) {
+      const head = await this.recordedHead();
+      const local = this.duties.chain.head().height;
+      if (!head || head.height - local <= RECORDED_BLOCKS) {
+        if (told) this.parts.logger.info({ code: 'HA_CAUGHT_UP', height: Number(local) }, 'caught up with the recorded head: campaigning');
+        return;
+      }
+      if (!told) {
+        this.parts.logger.warn(
+          { code: 'HA_BEHIND', height: Number(local), recordedHeight: Number(head.height) },
+          `this node is at height ${local}, more than ${RECORDED_BLOCKS} blocks behind the recorded head ${head.height}: it catches up from peers before it may lead`,
+        );
+        told = true;
+      }
+      await this.parts.clock.sleep(behindPollMs(this.ttlMs), signal);
     }
   }
 
@@ -211,18 +273,43 @@ export class HaCoordinator {
     return { revision: res.header.revision };
   }
 
-  /** Waits until the leader key is deleted after `revision` (its lease expired or was revoked). */
+  /**
+   * Waits until the leader key is deleted after `revision` (its lease expired
+   * or was revoked). Meanwhile it watches the leader's heartbeats (puts of the
+   * key): once one was seen, a leader silent for leaderSilenceMs is deposed.
+   */
   private async waitForVacancy(revision: string, signal: AbortSignal): Promise<void> {
+    const { clock } = this.parts;
     const watcher = await this.parts.etcd
       .watch()
       .key(this.keys.leader)
       .startRevision(String(BigInt(revision) + 1n))
       .create();
+    let beat: Heartbeat | null = null;
+    let deposing = false;
+    const silence = leaderSilenceMs(this.ttlMs);
+    const check = setInterval(
+      () => {
+        if (!beat || deposing || clock.now() - beat.seenAt <= silence) return;
+        deposing = true;
+        const silent = beat;
+        void this.deposeIfSilent(silent)
+          .then((later) => {
+            // The key moved on (a beat whose event is still on its way): count the silence from that read.
+            if (later && beat === silent) beat = later;
+          })
+          .finally(() => (deposing = false));
+      },
+      Math.max(10, Math.floor(silence / 8)),
+    );
     try {
       await new Promise<void>((resolve, reject) => {
         const onAbort = () => reject(signal.reason);
         signal.addEventListener('abort', onAbort, { once: true });
-        watcher.on('put', (kv) => (this.leader = decodeLeader(kv.value.toString())));
+        watcher.on('put', (kv) => {
+          this.leader = decodeLeader(kv.value.toString());
+          beat = { lease: kv.lease, modRevision: kv.mod_revision, seenAt: clock.now() };
+        });
         watcher.on('delete', () => {
           this.leader = null;
           signal.removeEventListener('abort', onAbort);
@@ -234,8 +321,38 @@ export class HaCoordinator {
         });
       });
     } finally {
+      clearInterval(check);
       await watcher.cancel().catch(() => undefined);
     }
+  }
+
+  /**
+   * Revokes the lease of a leader that has not beaten since `beat`, after a
+   * fresh read shows the key unchanged since then (this node's own stall, or
+   * a watch event still on its way, must not depose a live leader). Revoking
+   * deletes the key: the watch then sees the vacancy and this node campaigns.
+   * Resolves with the fresher beat when the read found the key moved on.
+   */
+  private async deposeIfSilent(beat: Heartbeat): Promise<Heartbeat | null> {
+    const { etcd, logger, clock } = this.parts;
+    try {
+      const readAt = clock.now();
+      const res = await etcd
+        .get(this.keys.leader)
+        .options({ deadline: Date.now() + this.ttlMs })
+        .exec();
+      const kv = res.kvs[0];
+      if (!kv) return null;
+      if (kv.mod_revision !== beat.modRevision || kv.lease !== beat.lease) return { lease: kv.lease, modRevision: kv.mod_revision, seenAt: readAt };
+      logger.warn(
+        { code: 'HA_LEADER_SILENT', leader: this.leader?.node_id ?? null, silentMs: clock.now() - beat.seenAt },
+        `the leader has not beaten for ${clock.now() - beat.seenAt}ms (more than ${leaderSilenceMs(this.ttlMs)}ms): revoking its lease to take over`,
+      );
+      await etcd.leaseClient.leaseRevoke({ ID: beat.lease }, { deadline: Date.now() + this.ttlMs });
+    } catch (err) {
+      logger.warn({ code: 'HA_ETCD_FAILED', err: (err as Error).message }, 'deposing a silent leader failed; the lease expires on its own');
+    }
+    return null;
   }
 
   /**
@@ -250,6 +367,7 @@ export class HaCoordinator {
     this.armDeadline(term, term.deadlineAt);
     logger.info({ nodeId: settings.nodeId, lease: term.leaseId }, 'won the leader election');
     const keepAlive = this.keepAlive(term);
+    const heartbeat = this.heartbeat(term);
     const stepDownWatch = this.watchStepDown(term);
     const onShutdown = () => this.lose(term, 'node shutting down');
     signal.addEventListener('abort', onShutdown, { once: true });
@@ -268,6 +386,7 @@ export class HaCoordinator {
       signal.removeEventListener('abort', onShutdown);
       await this.duties.stopLeading();
       await keepAlive;
+      await heartbeat;
       await stepDownWatch;
       this.term = null;
       this.role = 'follower';
@@ -342,6 +461,31 @@ export class HaCoordinator {
         ),
       Math.max(0, at - this.parts.clock.now()),
     );
+  }
+
+  /**
+   * Re-puts the leader key every heartbeatMs while the term lasts, only while
+   * this term's lease holds it (the followers depose a leader that stops). A
+   * refusal means the key is no longer this node's: the term ends.
+   */
+  private async heartbeat(term: Term): Promise<void> {
+    const { etcd, clock, logger, settings } = this.parts;
+    const value = JSON.stringify({ node_id: settings.nodeId, rpc: settings.rpcAddress } satisfies LeaderInfo);
+    while (!term.lost.signal.aborted) {
+      await clock.sleep(heartbeatMs(this.ttlMs), term.lost.signal).catch(() => undefined);
+      if (term.lost.signal.aborted) return;
+      try {
+        const res = await etcd
+          .if(this.keys.leader, 'Lease', '==', term.leaseId)
+          .then(etcd.put(this.keys.leader).value(value).lease(term.leaseId))
+          .options({ deadline: Date.now() + Math.max(1, term.deadlineAt - clock.now()) })
+          .commit();
+        if (!res.succeeded) this.lose(term, "this node's lease no longer holds the leader key (revoked or expired)");
+      } catch (err) {
+        // The keep-alive and its local deadline decide whether this node still leads; a missed beat is only late.
+        logger.warn({ code: 'HA_HEARTBEAT_FAILED', err: (err as Error).message }, 'putting the leader heartbeat failed; trying again');
+      }
+    }
   }
 
   /** Renews the lease every TTL/3 until the term ends; each success moves the local deadline on. */

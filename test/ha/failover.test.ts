@@ -2,7 +2,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, killAll, latestHeight, runCli, waitFor, type Daemon } from '../helpers/daemon.js';
 import { DaServer } from '../helpers/da.js';
 import { EtcdServer } from '../helpers/etcd.js';
-import { expectOneBlockPerHeight, haHomes, leaderOf, roleOf, startHa } from '../helpers/ha.js';
+import { leaderSilenceMs } from '../../src/ha/coordinator.js';
+import { HaCoordinator, RECORDED_BLOCKS, createEtcdClient, haKeys } from '../../src/ha/index.js';
+import { silentLogger } from '../../src/log/index.js';
+import { systemClock } from '../../src/util/index.js';
+import { TxStream, expectCommittedKept, expectOneBlockPerHeight, haHomes, leaderOf, roleOf, startHa } from '../helpers/ha.js';
 import { Homes } from '../helpers/homes.js';
 
 /*
@@ -31,13 +35,13 @@ afterAll(async () => {
 /** How many of a node's log lines carry `text` (a message or a code, quoted as in JSON). */
 const linesWith = (d: Daemon, text: string) => d.stderr.split('\n').filter((l) => l.includes(`"${text}"`)).length;
 
-async function cluster(chainId: string): Promise<{ nodes: Daemon[]; homes: string[]; da: DaServer; prefix: string }> {
+async function cluster(chainId: string, blockTime?: string): Promise<{ nodes: Daemon[]; homes: string[]; da: DaServer; prefix: string }> {
   const hs = await haHomes(homes, chainId, 3);
   const da = await DaServer.start(await homes.create('da-host', false));
   const prefix = `/noded/${chainId}`;
-  const a = await startHa(hs[0]!, etcd.endpoint, da.address, prefix, []);
-  const b = await startHa(hs[1]!, etcd.endpoint, da.address, prefix, [a.p2p]);
-  const c = await startHa(hs[2]!, etcd.endpoint, da.address, prefix, [a.p2p, b.p2p]);
+  const a = await startHa(hs[0]!, etcd.endpoint, da.address, prefix, [], blockTime);
+  const b = await startHa(hs[1]!, etcd.endpoint, da.address, prefix, [a.p2p], blockTime);
+  const c = await startHa(hs[2]!, etcd.endpoint, da.address, prefix, [a.p2p, b.p2p], blockTime);
   return { nodes: [a, b, c], homes: hs, da, prefix };
 }
 
@@ -121,4 +125,115 @@ describe('HA aggregators on a real etcd', () => {
     await expectOneBlockPerHeight(nodes);
     for (const n of nodes) expect(n.running).toBe(true);
   }, 300_000);
+
+  it('under load: kill -9 of the leader, then an etcd restart, keep every tx answered committed; then a follower left far behind stays out of the election until it caught up', async () => {
+    // 100 ms blocks: the leader gets more than RECORDED_BLOCKS ahead of a stopped follower sooner.
+    const fast = '100ms';
+    const { nodes, homes: hs, da, prefix } = await cluster('ha-load', fast);
+    const first = await leaderOf(nodes);
+    await waitFor(async () => (await Promise.all(nodes.map((n) => latestHeight(n.rpc)))).every((h) => h >= 2), 'the cluster to produce and follow', 60_000);
+    let live = nodes;
+    const stream = new TxStream(() => live, 'load');
+    await waitFor(() => stream.committedCount >= 20, 'txs to be answered committed', 60_000);
+
+    // kill -9 of the leader amid the stream; another leader goes on and the txs keep being committed.
+    await first.kill('SIGKILL');
+    live = nodes.filter((n) => n !== first);
+    await leaderOf(live);
+    const killedAt = stream.committedCount;
+    await waitFor(() => stream.committedCount >= killedAt + 20, 'txs to be committed under the new leader', 60_000);
+    const restarted = await startHa(
+      hs[nodes.indexOf(first)]!,
+      etcd.endpoint,
+      da.address,
+      prefix,
+      live.map((n) => n.p2p),
+      fast,
+    );
+    live = [...live, restarted];
+    const homeOf = (d: Daemon) => (d === restarted ? hs[nodes.indexOf(first)]! : hs[nodes.indexOf(d)]!);
+
+    // etcd restarts amid the stream: every leader stops; once it is back production resumes.
+    await etcd.stop();
+    await waitFor(async () => (await Promise.all(live.map(roleOf))).every((r) => r === 'follower'), 'every node to follow with etcd gone', 60_000);
+    await etcd.start();
+    const leader = await leaderOf(live);
+    const restartedAt = stream.committedCount;
+    await waitFor(() => stream.committedCount >= restartedAt + 20, 'txs to be committed once etcd is back', 60_000);
+    await stream.stop();
+    await expectCommittedKept(live, stream);
+    await expectOneBlockPerHeight(live);
+
+    // A follower goes away while the leader goes on for more blocks than etcd keeps.
+    const [follower, behind] = live.filter((n) => n !== leader) as [Daemon, Daemon];
+    await behind.kill('SIGKILL');
+    const behindAt = await latestHeight(leader.rpc);
+    await waitFor(async () => (await latestHeight(follower.rpc)) >= behindAt + Number(RECORDED_BLOCKS) + 5, 'the others to move on', 60_000);
+    // It comes back with no peer and no DA to sync from, and the two up-to-date nodes die.
+    const alone = await startHa(homeOf(behind), etcd.endpoint, 'http://127.0.0.1:1', prefix, [], fast);
+    await waitFor(() => alone.stderr.includes('"HA_BEHIND"'), 'the stale node to say it is behind', 60_000);
+    await Promise.all([leader.kill('SIGKILL'), follower.kill('SIGKILL')]);
+    const client = createEtcdClient({ endpoints: [etcd.endpoint], caFile: '', certFile: '', keyFile: '', username: '', password: '' });
+    try {
+      await waitFor(async () => (await client.get(haKeys(prefix).leader).string()) === null, 'the dead leader to lose the leader key', 60_000);
+    } finally {
+      client.close();
+    }
+    // An up-to-date node returns and dials it: it leads, and the stale node catches up from it, then may campaign.
+    const back = await startHa(homeOf(follower), etcd.endpoint, da.address, prefix, [alone.p2p], fast);
+    expect(await leaderOf([alone, back])).toBe(back);
+    await waitFor(() => alone.stderr.includes('"HA_CAUGHT_UP"'), 'the stale node to catch up', 60_000);
+    expect(alone.stderr).not.toContain('won the leader election');
+    const top = await latestHeight(back.rpc);
+    await waitFor(async () => (await latestHeight(alone.rpc)) >= top, 'the caught-up node to follow', 60_000);
+    await expectOneBlockPerHeight([back, alone]);
+  }, 300_000);
+});
+
+describe('a silent leader', () => {
+  it('is deposed by a follower that saw it beat: its lease is revoked long before it would expire', async () => {
+    const settings = { endpoints: [etcd.endpoint], caFile: '', certFile: '', keyFile: '', username: '', password: '' };
+    const [client, followerClient] = [createEtcdClient(settings), createEtcdClient(settings)];
+    const keys = haKeys('/noded/ha-silent');
+    const stop = new AbortController();
+    let leading = false;
+    const follower = new HaCoordinator(
+      {
+        etcd: followerClient,
+        settings: { nodeId: 'follower', rpcAddress: 'http://follower', leaseTtlMs: 2000, keyPrefix: '/noded/ha-silent' },
+        logger: silentLogger(),
+        clock: systemClock,
+      },
+      {
+        chain: { head: () => ({ height: 0n, hash: new Uint8Array(32) }), applyRecorded: async () => undefined },
+        startLeading: () => void (leading = true),
+        stopLeading: async () => void (leading = false),
+      },
+    );
+    try {
+      // A leader with a 60 s lease that beats once the follower watches, then goes silent (a hung or crashed process).
+      const lease = client.lease(60, { autoKeepAlive: false });
+      const value = JSON.stringify({ node_id: 'hung', rpc: 'http://hung' });
+      await client
+        .put(keys.leader)
+        .value(value)
+        .lease(await lease.grant());
+      let fatal: Error | null = null;
+      follower.start(stop.signal, (err) => (fatal = err));
+      await waitFor(() => follower.leader?.node_id === 'hung', 'the follower to see the leader');
+      await client
+        .put(keys.leader)
+        .value(value)
+        .lease(await lease.grant());
+      // Well inside the 60 s lease: only a revocation lets the follower lead this soon.
+      await waitFor(() => leading, 'the follower to depose the silent leader and lead', 10 * leaderSilenceMs(2000));
+      expect(await client.get(keys.leader).string()).toContain('"follower"');
+      expect(fatal).toBeNull();
+    } finally {
+      stop.abort(new Error('test over'));
+      await follower.stopped();
+      client.close();
+      followerClient.close();
+    }
+  }, 60_000);
 });

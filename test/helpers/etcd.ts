@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { etcdArgs, etcdEndpoint, etcdHealthy, type EtcdPlace } from '../../bench/lib/etcd.js';
 import { freePort } from './daemon.js';
 import { Spawned } from './spawned.js';
 import { WaitAborted, waitFor } from './wait.js';
@@ -14,20 +15,15 @@ import { WaitAborted, waitFor } from './wait.js';
  */
 export class EtcdServer {
   private process: Spawned | null = null;
-  private readonly dataDir = mkdtempSync(join(tmpdir(), 'noded-etcd-'));
-
-  private constructor(
-    private readonly clientPort: number,
-    private readonly peerPort: number,
-  ) {}
+  private constructor(private readonly place: EtcdPlace) {}
 
   /** The client URL, for ha.etcd_endpoints. */
   get endpoint(): string {
-    return `http://127.0.0.1:${this.clientPort}`;
+    return etcdEndpoint(this.place);
   }
 
   static async start(): Promise<EtcdServer> {
-    const etcd = new EtcdServer(await freePort(), await freePort());
+    const etcd = new EtcdServer({ dataDir: mkdtempSync(join(tmpdir(), 'noded-etcd-')), clientPort: await freePort(), peerPort: await freePort() });
     await etcd.start();
     return etcd;
   }
@@ -35,30 +31,13 @@ export class EtcdServer {
   /** Starts etcd (again) and waits until its /health says it is healthy. */
   async start(): Promise<void> {
     if (this.process?.running) return;
-    const peer = `http://127.0.0.1:${this.peerPort}`;
-    const child = spawn(
-      'etcd',
-      [
-        '--name=test',
-        `--data-dir=${this.dataDir}`,
-        `--listen-client-urls=${this.endpoint}`,
-        `--advertise-client-urls=${this.endpoint}`,
-        `--listen-peer-urls=${peer}`,
-        `--initial-advertise-peer-urls=${peer}`,
-        `--initial-cluster=test=${peer}`,
-        '--log-level=warn',
-        // A block recorded for takeover can be as large as a DA blob (about 2 MB); etcd's default request cap is 1.5 MiB.
-        '--max-request-bytes=8388608',
-      ],
-      { stdio: ['ignore', 'ignore', 'pipe'] },
-    );
+    const child = spawn('etcd', etcdArgs(this.place), { stdio: ['ignore', 'ignore', 'pipe'] });
     const process = new Spawned(child, `etcd on ${this.endpoint}`);
     this.process = process;
     await waitFor(
       async () => {
         if (!process.running) throw new WaitAborted(`etcd exited before it was healthy\n${process.describe()}`);
-        const res = await fetch(`${this.endpoint}/health`);
-        return res.ok && ((await res.json()) as { health?: string }).health === 'true';
+        return etcdHealthy(this.endpoint);
       },
       `etcd on ${this.endpoint} to be healthy`,
       30_000,
@@ -76,6 +55,6 @@ export class EtcdServer {
 
   async remove(): Promise<void> {
     await this.stop();
-    rmSync(this.dataDir, { recursive: true, force: true });
+    rmSync(this.place.dataDir, { recursive: true, force: true });
   }
 }
