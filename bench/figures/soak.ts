@@ -5,7 +5,7 @@ import { row } from '../lib/report.js';
 import { sample } from '../lib/rounds.js';
 import type { Scope } from '../lib/scope.js';
 import { percentile, postOpenLoop } from '../load/open-loop.js';
-import { commitRow, offeredLoad } from './latency.js';
+import { commitRow, offeredLoad, senderStalls } from './latency.js';
 
 const BLOCK_TIME_MS = 100;
 const DA_BLOCK_TIME_MS = 1_000;
@@ -61,7 +61,7 @@ export const soak: Bench = {
     const rssPoints = rss.points.map((p) => p.y);
     const how =
       `One round: a spawned \`noded start --dev\` (fresh home, kv, block_time ${BLOCK_TIME_MS} ms, posting to its built-in DA with a block every ${DA_BLOCK_TIME_MS} ms) ` +
-      `takes ${RATE} tx/s of ${TX_BYTES} B POST /tx?wait=commit, open-loop, for ${span}; ${result.txs.length} txs committed, ${offered.note}.`;
+      `takes ${RATE} tx/s of ${TX_BYTES} B POST /tx?wait=commit, open-loop from a worker thread, for ${span}; ${result.txs.length} txs committed, ${offered.note}, ${senderStalls(result)}.`;
     return [
       row(
         `Soak ${span}: resident memory slope, last ${fittedMinutes} min`,
