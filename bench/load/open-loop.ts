@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 
 /** One tx's POST /tx?wait=commit: when it was sent, how long until its block was committed, and that block's height. */
@@ -16,6 +17,11 @@ export interface OpenLoopResult {
   dropped: number;
   /** The sender's own event-loop delay over the run: a stall there adds to the txs' times without being the node's. */
   senderLoopDelay: { p99Ms: number; maxMs: number };
+  /**
+   * The share of the run in which some task on the machine waited for a CPU (Linux PSI, /proc/pressure/cpu
+   * "some"); null where the kernel has none. A busy host stalls the node and the sender alike.
+   */
+  cpuPressure: number | null;
 }
 
 export interface OpenLoopSpec {
@@ -55,12 +61,15 @@ export interface SenderReport {
  * thread's own work; `sentAt` is turned into this thread's performance.now().
  */
 export async function postOpenLoop(spec: OpenLoopSpec): Promise<OpenLoopResult> {
+  const [stalledBefore, from] = [cpuStalledMicros(), performance.now()];
   const worker = new Worker(new URL('./open-loop-sender.js', import.meta.url), { workerData: spec });
   const report = await new Promise<SenderReport>((resolve, reject) => {
     worker.once('message', resolve);
     worker.once('error', reject);
     worker.once('exit', (code) => reject(new Error(`open-loop sender exited with ${code} before reporting`)));
   }).finally(() => worker.terminate());
+  const stalledAfter = cpuStalledMicros();
+  const cpuPressure = stalledBefore === null || stalledAfter === null ? null : (stalledAfter - stalledBefore) / 1000 / (performance.now() - from);
   const shift = report.timeOrigin - performance.timeOrigin;
   const txs: TxTiming[] = [];
   for (let i = 0; i < report.sentAt.length; i++) {
@@ -68,7 +77,24 @@ export async function postOpenLoop(spec: OpenLoopSpec): Promise<OpenLoopResult> 
     txs.push({ sentAt: report.sentAt[i]! + shift, commitMs: report.commitMs[i]!, height: report.height[i]! });
   }
   const { refused, firstRefusal, dropped, loopDelayP99Ms, loopDelayMaxMs } = report;
-  return { txs, refused, ...(firstRefusal !== undefined ? { firstRefusal } : {}), dropped, senderLoopDelay: { p99Ms: loopDelayP99Ms, maxMs: loopDelayMaxMs } };
+  return {
+    txs,
+    refused,
+    ...(firstRefusal !== undefined ? { firstRefusal } : {}),
+    dropped,
+    senderLoopDelay: { p99Ms: loopDelayP99Ms, maxMs: loopDelayMaxMs },
+    cpuPressure,
+  };
+}
+
+/** Microseconds since boot in which some task waited for a CPU (the "some" line of /proc/pressure/cpu), or null without PSI. */
+function cpuStalledMicros(): number | null {
+  try {
+    const total = /^some .*total=(\d+)/m.exec(readFileSync('/proc/pressure/cpu', 'utf8'))?.[1];
+    return total === undefined ? null : Number(total);
+  } catch {
+    return null;
+  }
 }
 
 /** The p-th percentile (0–100) of `values`, nearest rank; NaN when empty. */
