@@ -4,7 +4,7 @@ import { until } from '../lib/node.js';
 import { row, type Row } from '../lib/report.js';
 import { sample } from '../lib/rounds.js';
 import type { Scope } from '../lib/scope.js';
-import { percentile, postOpenLoop, type OpenLoopResult } from '../load/open-loop.js';
+import { CONNECTIONS, percentile, postOpenLoop, type OpenLoopResult } from '../load/open-loop.js';
 
 const BLOCK_TIME_MS = 100;
 const DA_BLOCK_TIME_MS = 1_000;
@@ -16,13 +16,20 @@ const WATCH_EVERY_MS = 50;
 /** More than this share of the sends refused or dropped, and the node did not take the offered load. */
 const MAX_LOST_SHARE = 0.001;
 
+/** The sender's own stalls and the host's CPU pressure, for the note: they add to the txs' times though they are not the node's. */
+export function senderStalls(result: OpenLoopResult): string {
+  const { p99Ms, maxMs } = result.senderLoopDelay;
+  const pressure = result.cpuPressure === null ? '' : `, host CPU pressure ${(result.cpuPressure * 100).toFixed(0)}%`;
+  return `sender loop delay p99 ${p99Ms.toFixed(1)} ms, max ${maxMs.toFixed(0)} ms${pressure}`;
+}
+
 /** Whether the node took the offered load (its commit rows are then missed whatever their values), and how many sends it lost, for the note. */
 export function offeredLoad(result: OpenLoopResult): { kept: boolean; note: string } {
   const sent = result.txs.length + result.refused + result.dropped;
   const kept = result.refused + result.dropped <= sent * MAX_LOST_SHARE;
   const parts = [
     result.refused ? `${result.refused} refused (first: ${result.firstRefusal})` : '',
-    result.dropped ? `${result.dropped} dropped: 800 requests were unanswered, the node behind` : '',
+    result.dropped ? `${result.dropped} dropped: ${CONNECTIONS} requests were unanswered, the node behind` : '',
   ].filter(Boolean);
   const lost = parts.length ? `of ${sent} sends ${parts.join(', ')}` : 'no send refused or dropped';
   return { kept, note: kept ? lost : `NODE DID NOT KEEP UP (missed): ${lost}` };
@@ -51,7 +58,7 @@ export const latency: Bench = {
       const from = performance.now();
       const result = await load(`r${i}`, roundMs);
       const offered = offeredLoad(result);
-      losses.push(offered.note);
+      losses.push(`${offered.note}, ${senderStalls(result)}`);
       kept &&= offered.kept;
       const interval = watch.blockIntervalMs(from, from + roundMs);
       const top = result.txs.reduce((max, t) => Math.max(max, t.height), 0);
@@ -68,7 +75,7 @@ export const latency: Bench = {
     const daBlock = sample(opts.nodedOnly ? [] : figures.interval.map(() => DA_BLOCK_TIME_MS));
     const how =
       `A spawned \`noded start --dev\` (fresh home, kv, block_time ${BLOCK_TIME_MS} ms, built-in DA with a block every ${DA_BLOCK_TIME_MS} ms, free loopback ports) ` +
-      `takes ${RATE} tx/s of ${TX_BYTES} B POST /tx?wait=commit, sent open-loop on a fixed schedule from up to 800 keep-alive connections; ` +
+      `takes ${RATE} tx/s of ${TX_BYTES} B POST /tx?wait=commit, sent open-loop on a fixed schedule from up to ${CONNECTIONS} keep-alive connections by a worker thread of the bench (its own event loop, whose delay is given by round, with the share of the round in which a task on the host waited for a CPU, Linux PSI); ` +
       `${rounds} rounds of ${roundMs / 1000} s after a 3 s warm-up, the percentile of each round's txs, the median of the rounds (by round: ${losses.join('; ')}).`;
     const commitNote = `${how} Per tx: from the send to the answer, which comes once its block is committed. Baseline: the block interval the node kept in the round (GET /node_info every ${WATCH_EVERY_MS} ms).`;
     const daNote = `${how} Per tx: from the send to the time DA-included height (GET /node_info every ${WATCH_EVERY_MS} ms, midpoint of the looks before and after) reached its block. Baseline: the DA block time.`;

@@ -5,7 +5,7 @@ import { row } from '../lib/report.js';
 import { sample } from '../lib/rounds.js';
 import type { Scope } from '../lib/scope.js';
 import { percentile, postOpenLoop } from '../load/open-loop.js';
-import { commitRow, offeredLoad } from './latency.js';
+import { commitRow, offeredLoad, senderStalls } from './latency.js';
 
 const BLOCK_TIME_MS = 100;
 const DA_BLOCK_TIME_MS = 1_000;
@@ -14,14 +14,20 @@ const TX_BYTES = 100;
 const RSS_EVERY_MS = 5_000;
 const MINUTE_MS = 60_000;
 
-/** Least-squares slope of y over x. */
-function slope(points: Array<{ x: number; y: number }>): number {
+/**
+ * Least-squares slope of y over x, with its standard error: the heap grows and
+ * shrinks by tens of MB between collections, so an 8-minute fit of a flat RSS
+ * can still read a few MB/min either way, and the note says how far.
+ */
+function slope(points: Array<{ x: number; y: number }>): { slope: number; stdErr: number } {
   const n = points.length;
   const mx = points.reduce((s, p) => s + p.x, 0) / n;
   const my = points.reduce((s, p) => s + p.y, 0) / n;
   const sxy = points.reduce((s, p) => s + (p.x - mx) * (p.y - my), 0);
   const sxx = points.reduce((s, p) => s + (p.x - mx) ** 2, 0);
-  return sxy / sxx;
+  const b = sxy / sxx;
+  const residuals = points.reduce((s, p) => s + (p.y - my - b * (p.x - mx)) ** 2, 0);
+  return { slope: b, stdErr: Math.sqrt(residuals / (n - 2) / sxx) };
 }
 
 /** Samples a process's resident memory every RSS_EVERY_MS: minutes since `start`, MB. */
@@ -50,6 +56,7 @@ export const soak: Bench = {
     idleRss.stop();
     const offered = offeredLoad(result);
     const fitted = (points: Array<{ x: number; y: number }>) => slope(points.filter((p) => p.x >= minutes - fittedMinutes));
+    const [nodeFit, idleFit] = [fitted(rss.points), fitted(idleRss.points)];
     const p99Between = (fromMs: number, toMs: number) =>
       percentile(
         result.txs.filter((t) => t.sentAt - start >= fromMs && t.sentAt - start < toMs).map((t) => t.commitMs),
@@ -61,15 +68,15 @@ export const soak: Bench = {
     const rssPoints = rss.points.map((p) => p.y);
     const how =
       `One round: a spawned \`noded start --dev\` (fresh home, kv, block_time ${BLOCK_TIME_MS} ms, posting to its built-in DA with a block every ${DA_BLOCK_TIME_MS} ms) ` +
-      `takes ${RATE} tx/s of ${TX_BYTES} B POST /tx?wait=commit, open-loop, for ${span}; ${result.txs.length} txs committed, ${offered.note}.`;
+      `takes ${RATE} tx/s of ${TX_BYTES} B POST /tx?wait=commit, open-loop from a worker thread, for ${span}; ${result.txs.length} txs committed, ${offered.note}, ${senderStalls(result)}.`;
     return [
       row(
         `Soak ${span}: resident memory slope, last ${fittedMinutes} min`,
         'MB/min',
-        { noded: sample([fitted(rss.points)]), baseline: sample(opts.nodedOnly ? [] : [fitted(idleRss.points)]) },
+        { noded: sample([nodeFit.slope]), baseline: sample(opts.nodedOnly ? [] : [idleFit.slope]) },
         { nodedAtMost: 1 },
         `${how} VmRSS every ${RSS_EVERY_MS / 1000} s (${Math.min(...rssPoints).toFixed(0)}–${Math.max(...rssPoints).toFixed(0)} MB, ${rssPoints.at(-1)?.toFixed(0)} MB at the end), ` +
-          `least-squares slope over the last ${fittedMinutes} min. Baseline: the same fit of an idle \`node -e "setInterval(()=>{},1000)"\` spawned beside it.`,
+          `least-squares slope over the last ${fittedMinutes} min (standard error ±${nodeFit.stdErr.toFixed(2)} MB/min, taking the samples as independent: GC cycles make it larger). Baseline: the same fit of an idle \`node -e "setInterval(()=>{},1000)"\` spawned beside it.`,
       ),
       commitRow(
         row(

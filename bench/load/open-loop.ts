@@ -1,4 +1,5 @@
-import { Pool } from 'undici';
+import { readFileSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
 
 /** One tx's POST /tx?wait=commit: when it was sent, how long until its block was committed, and that block's height. */
 export interface TxTiming {
@@ -16,6 +17,13 @@ export interface OpenLoopResult {
   firstRefusal?: string;
   /** Sends skipped because CONNECTIONS requests were unanswered: the node fell behind the offered load. */
   dropped: number;
+  /** The sender's own event-loop delay over the run: a stall there adds to the txs' times without being the node's. */
+  senderLoopDelay: { p99Ms: number; maxMs: number };
+  /**
+   * The share of the run in which some task on the machine waited for a CPU (Linux PSI, /proc/pressure/cpu
+   * "some"); null where the kernel has none. A busy host stalls the node and the sender alike.
+   */
+  cpuPressure: number | null;
 }
 
 export interface OpenLoopSpec {
@@ -29,7 +37,21 @@ export interface OpenLoopSpec {
 }
 
 /** The most requests the client keeps in flight (rate × commit latency, with room); below the node's rpc.max_connections (1000). */
-const CONNECTIONS = 800;
+export const CONNECTIONS = 800;
+
+/** What the sender worker (open-loop-sender.ts) hands back: per send (by index), NaN where it got no 200. */
+export interface SenderReport {
+  /** The worker's performance.timeOrigin: its performance.now() times are from it. */
+  timeOrigin: number;
+  sentAt: Float64Array;
+  commitMs: Float64Array;
+  height: Float64Array;
+  refused: number;
+  firstRefusal?: string;
+  dropped: number;
+  loopDelayP99Ms: number;
+  loopDelayMaxMs: number;
+}
 
 /**
  * Open-loop load: sends POST /tx?wait=commit on a fixed schedule (ratePerSecond),
@@ -37,55 +59,44 @@ const CONNECTIONS = 800;
  * same offered load instead of a politer client (no coordinated omission).
  * Each answer comes once the tx's block is committed: its time from the send
  * is the commit latency the sender feels, measured without a poll of its own.
+ * The sender runs in a worker thread (open-loop-sender.ts), clear of this
+ * thread's own work; `sentAt` is turned into this thread's performance.now().
  */
 export async function postOpenLoop(spec: OpenLoopSpec): Promise<OpenLoopResult> {
-  const pool = new Pool(spec.origin, { connections: CONNECTIONS, pipelining: 1 });
-  const result: OpenLoopResult = { txs: [], refused: 0, dropped: 0 };
-  const refuse = (what: string) => {
-    result.refused++;
-    result.firstRefusal ??= what;
-  };
-  const tx = (i: number) => {
-    const bytes = Buffer.alloc(spec.txBytes, 'v');
-    bytes.write(`${spec.tag}-${i}=`);
-    return bytes;
-  };
-  const post = async (i: number) => {
-    const body = tx(i);
-    const sentAt = performance.now();
-    try {
-      const res = await pool.request({ path: '/tx?wait=commit', method: 'POST', body });
-      const text = await res.body.text();
-      if (res.statusCode !== 200) return refuse(`HTTP ${res.statusCode} ${text}`);
-      result.txs.push({ index: i, sentAt, commitMs: performance.now() - sentAt, height: (JSON.parse(text) as { height: number }).height });
-    } catch (err) {
-      refuse((err as Error).message);
-    }
-  };
-  // Only the unanswered ones are held: a ten-minute soak sends over a million.
-  const inFlight = new Set<Promise<void>>();
-  const send = (i: number) => {
-    // A node that falls behind would otherwise pile up an unbounded queue in this client (and a run that never
-    // ends): past CONNECTIONS unanswered, a send is counted as dropped instead.
-    if (inFlight.size >= CONNECTIONS) {
-      result.dropped++;
-      return;
-    }
-    const p = post(i).finally(() => inFlight.delete(p));
-    inFlight.add(p);
-  };
-  const total = Math.round((spec.ratePerSecond * spec.durationMs) / 1000);
-  const start = performance.now();
-  let sent = 0;
-  while (sent < total) {
-    // Every tx due by now goes out at once; a timer of 1 ms between looks keeps the schedule within a few ms.
-    const due = Math.min(total, Math.floor(((performance.now() - start) * spec.ratePerSecond) / 1000) + 1);
-    for (; sent < due; sent++) send(sent);
-    await new Promise((resolve) => setTimeout(resolve, 1));
+  const [stalledBefore, from] = [cpuStalledMicros(), performance.now()];
+  const worker = new Worker(new URL('./open-loop-sender.js', import.meta.url), { workerData: spec });
+  const report = await new Promise<SenderReport>((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`open-loop sender exited with ${code} before reporting`)));
+  }).finally(() => worker.terminate());
+  const stalledAfter = cpuStalledMicros();
+  const cpuPressure = stalledBefore === null || stalledAfter === null ? null : (stalledAfter - stalledBefore) / 1000 / (performance.now() - from);
+  const shift = report.timeOrigin - performance.timeOrigin;
+  const txs: TxTiming[] = [];
+  for (let i = 0; i < report.sentAt.length; i++) {
+    if (Number.isNaN(report.commitMs[i]!)) continue;
+    txs.push({ index: i, sentAt: report.sentAt[i]! + shift, commitMs: report.commitMs[i]!, height: report.height[i]! });
   }
-  await Promise.all([...inFlight]);
-  await pool.close();
-  return result;
+  const { refused, firstRefusal, dropped, loopDelayP99Ms, loopDelayMaxMs } = report;
+  return {
+    txs,
+    refused,
+    ...(firstRefusal !== undefined ? { firstRefusal } : {}),
+    dropped,
+    senderLoopDelay: { p99Ms: loopDelayP99Ms, maxMs: loopDelayMaxMs },
+    cpuPressure,
+  };
+}
+
+/** Microseconds since boot in which some task waited for a CPU (the "some" line of /proc/pressure/cpu), or null without PSI. */
+function cpuStalledMicros(): number | null {
+  try {
+    const total = /^some .*total=(\d+)/m.exec(readFileSync('/proc/pressure/cpu', 'utf8'))?.[1];
+    return total === undefined ? null : Number(total);
+  } catch {
+    return null;
+  }
 }
 
 /** The p-th percentile (0–100) of `values`, nearest rank; NaN when empty. */

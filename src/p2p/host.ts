@@ -114,6 +114,8 @@ export class P2PHost {
   private closing: Promise<void> | null = null;
   private readonly redial: RedialOptions;
   private readonly onAbort = () => void this.close();
+  /** listenAddresses() until libp2p says this node's addresses changed: building them is libp2p's costliest read (GET /node_info asks for them). */
+  private listening: string[] | null = null;
 
   private constructor(
     readonly node: P2PNode,
@@ -189,6 +191,8 @@ export class P2PHost {
     node.addEventListener('peer:connect', (evt) => {
       logger.info({ peer: evt.detail.toString() }, 'peer connected');
     });
+    // libp2p's address manager patches this node's peer record, which fires this, whenever its addresses change.
+    node.addEventListener('self:peer:update', () => (this.listening = null));
     node.addEventListener('peer:disconnect', (evt) => {
       const id = evt.detail.toString();
       logger.info({ peer: id }, 'peer disconnected');
@@ -277,7 +281,8 @@ export class P2PHost {
 
   /** Bound listen multiaddrs, each ending in /p2p/<this peer id> (port 0 resolved to the real port). */
   listenAddresses(): string[] {
-    return this.node.getMultiaddrs().map((ma) => ma.toString());
+    this.listening ??= this.node.getMultiaddrs().map((ma) => ma.toString());
+    return [...this.listening];
   }
 
   /** Connected peers, one entry per peer: its id and the address of its (first) open connection. */

@@ -236,9 +236,10 @@ export class RpcServer implements GuardedServer {
     }
     if (tx.length === 0) return sendJson(res, 400, errorJson('empty body: send the tx bytes (key=value) as the request body'));
     const bytes = new Uint8Array(tx);
-    const hash = txHash(bytes).toString('hex').toUpperCase();
+    const digest = txHash(bytes);
+    const hash = digest.toString('hex').toUpperCase();
     // Waiting starts before the submission, so a block committed in between is not missed.
-    const committed = wait ? this.backend.txCommitted(txHash(bytes), BROADCAST_TX_COMMIT_TIMEOUT_MS) : null;
+    const committed = wait ? this.backend.txCommitted(digest, BROADCAST_TX_COMMIT_TIMEOUT_MS) : null;
     try {
       const forwardedBy = req.headers[FORWARDED_HEADER];
       await this.backend.submitTx(bytes, typeof forwardedBy === 'string' ? { forwardedBy } : {});
