@@ -147,6 +147,25 @@ export class DaSubmitter {
     return { ...this.activity, gasPrice: this.gasPrice, attempt: this.backoff.attempt };
   }
 
+  /**
+   * An HA node become leader (issue 20): the blocks it holds above its
+   * DA-included height may be on DA already, or on their way, posted by the
+   * old leader, whose last submission's fate nobody here knows. They are
+   * noted as one submission in flight since the DA height of the last block
+   * known included, so the start-up search (reconcile) reads DA from there and
+   * watches the inclusion window before posting any of them: none posted twice,
+   * none skipped. The search is bounded by how current the DA-included height
+   * is: an HA follower's DA retriever keeps it so. Call before start().
+   */
+  async inheritSubmission(): Promise<void> {
+    const included = this.store.daIncludedHeight();
+    if (included >= this.store.height()) return;
+    const since = await this.lastIncludedDaHeight(included);
+    this.cache.update({
+      pending: { fromHeight: (included + 1n).toString(), toHeight: this.store.height().toString(), daHeadBefore: (since - 1n).toString() },
+    });
+  }
+
   /** Wakes the loop: a new block is waiting. */
   notify(): void {
     this.wake?.();

@@ -1,5 +1,6 @@
 import type { Etcd3 } from 'etcd3';
 import type { Config } from '../config/index.js';
+import type { Mempool } from '../exec/index.js';
 import { FenceRejectedError, HaCoordinator, checkEtcdReachable, createEtcdClient, etcdSettingsOf, haKeyPrefix, type LeaderDuties } from '../ha/index.js';
 import type { Logger } from '../log/index.js';
 import { decodeBlock } from '../types/index.js';
@@ -28,7 +29,17 @@ export async function openEtcd(config: Config, homeDir: string, chainId: string,
 
 /** The coordinator of a running node: it takes over through the intake and leads by starting `duties`. */
 export function buildHaCoordinator(
-  p: { etcd: Etcd3; config: Config; chainId: string; peerId: string; rpcAddress: string; logger: Logger; chain: Chain; intake: BlockIntake },
+  p: {
+    etcd: Etcd3;
+    config: Config;
+    chainId: string;
+    peerId: string;
+    rpcAddress: string;
+    logger: Logger;
+    chain: Chain;
+    intake: BlockIntake;
+    mempool: Pick<Mempool, 'requeue'>;
+  },
   duties: Omit<LeaderDuties, 'chain'>,
 ): HaCoordinator {
   const { config, chain } = p;
@@ -53,7 +64,16 @@ export function buildHaCoordinator(
     },
   );
   // Fencing: no block of this node's is committed (nor gossiped) before etcd recorded it as the leader's.
-  chain.beforeCommit = (block) => coordinator.fence(block);
+  // A refused block is dropped: its txs go back to the mempool, at the head of the line, for this node's next term
+  // (they are kept in the store's mempool bucket, so a restart keeps them too).
+  chain.beforeCommit = async (block) => {
+    try {
+      await coordinator.fence(block);
+    } catch (err) {
+      if (err instanceof FenceRejectedError) p.mempool.requeue(decodeBlock(block.bytes).data?.txs ?? []);
+      throw err;
+    }
+  };
   return coordinator;
 }
 
