@@ -1,0 +1,195 @@
+import { describe, expect, it } from 'vitest';
+import { DaMethod, decodeHeaderBlob } from '../../src/da/index.js';
+import { BlockIntake, GenesisGuard, buildChain, buildRetriever, buildSubmitter, type CoreParts } from '../../src/node/index.js';
+import { decodeStoredBlock } from '../../src/store/index.js';
+import { Ed25519Key } from '../../src/types/index.js';
+import { ManualClock } from '../helpers/clock.js';
+import { MemoryDa } from '../helpers/memory-da.js';
+import { closedAfterEach, coreParts } from '../helpers/node-parts.js';
+import { waitFor } from '../helpers/wait.js';
+
+/*
+ * DA across an HA takeover (issue 20, item 4): the old leader posted some of
+ * its blocks, maybe had a submission in flight, and died; the new leader holds
+ * the same blocks (from P2P or etcd) but not what DA holds of them. Its
+ * submitter inherits the old leader's submission (DaSubmitter.inheritSubmission,
+ * what src/node/node.ts takeOverDa calls) and must post each height exactly once.
+ * Two aggregators' parts (real stores, one signer key) on one in-memory DA
+ * node with celestia-node's answers; the submitters' waits on a hand-moved clock.
+ */
+
+const closers = closedAfterEach();
+
+const DA_BLOCK_MS = 100;
+const INCLUSION_WINDOW = 3;
+const enc = (s: string) => new TextEncoder().encode(s);
+let txs = 0;
+
+/** One HA node's chain and DA submitter over `da` (same genesis and key for every node of a test: `signer`). */
+async function haNode(da: MemoryDa, signer: Ed25519Key) {
+  const parts = await coreParts(closers, {
+    signer,
+    chainId: 'ha-da-1',
+    config: (c) => Object.assign(c.da, { block_time: DA_BLOCK_MS, inclusion_window: INCLUSION_WINDOW }),
+  });
+  const clock = new ManualClock();
+  const chain = await buildChain(parts);
+  const submitter = buildSubmitter({ ...parts, da, clock }, chain);
+  let root = new AbortController();
+  const fatal: Error[] = [];
+  closers.push(() => submitter.stopped());
+  closers.push(() => root.abort(new Error('test over')));
+  return {
+    parts,
+    clock,
+    chain,
+    submitter,
+    fatal,
+    produce: async (n: number) => {
+      for (let i = 0; i < n; i++) await chain.produce([enc(`k${txs++}=v`)], BigInt(clock.now() + txs) * 1_000_000n, signer);
+    },
+    start: () => {
+      root = new AbortController();
+      submitter.start(root.signal, (err) => fatal.push(err));
+    },
+    /** The node dies (or its submitter stops): wherever it is. */
+    kill: async () => {
+      root.abort(new Error('killed'));
+      await submitter.stopped();
+    },
+    included: (height: bigint) => waitFor(() => parts.store.daIncludedHeight() >= height, `blocks up to ${height} recorded on DA`),
+  };
+}
+
+type HaNode = Awaited<ReturnType<typeof haNode>>;
+
+/** `to` holds `from`'s blocks up to `height`, as a follower does from P2P: the blocks alone, no DA heights. */
+async function follow(from: CoreParts, to: HaNode, height: bigint): Promise<void> {
+  for (let h = to.chain.height + 1n; h <= height; h++) await to.chain.apply(decodeStoredBlock((await from.store.getBlock(h))!));
+}
+
+/**
+ * The old leader's last act: `n` more blocks in one submission that the DA
+ * node takes (into its mempool) but whose answer is lost; it dies in the backoff.
+ */
+async function lastSubmissionLost(da: MemoryDa, old: HaNode, n: number): Promise<void> {
+  await old.kill();
+  await old.produce(n);
+  const submits = da.count(DaMethod.submit);
+  da.failSubmits('answer lost');
+  old.start();
+  await waitFor(() => da.count(DaMethod.submit) > submits, 'the last submission');
+  await old.kill();
+}
+
+/** How many header blobs DA holds of each block height, in height order: [height, count]. */
+function postsPerHeight(da: MemoryDa, parts: CoreParts): Array<[number, number]> {
+  const counts = new Map<number, number>();
+  for (const blob of da.allBlobs()) {
+    if (Buffer.compare(blob.namespace, parts.namespaces.header) !== 0) continue;
+    let height: number;
+    try {
+      height = Number(decodeHeaderBlob(blob.data).signed.header!.height);
+    } catch {
+      continue; // a data blob in the headers' namespace
+    }
+    counts.set(height, (counts.get(height) ?? 0) + 1);
+  }
+  return [...counts].sort(([a], [b]) => a - b);
+}
+
+const once = (from: number, to: number): Array<[number, number]> => Array.from({ length: to - from + 1 }, (_, i) => [from + i, 1]);
+
+describe('DA across an HA takeover', () => {
+  it("the old leader's last submission lost its answer and lands after the takeover: the new leader finds it, then posts its own, each height once", async () => {
+    const da = new MemoryDa();
+    const signer = Ed25519Key.generate();
+    const old = await haNode(da, signer);
+    await old.produce(3);
+    old.start();
+    await old.included(3n);
+    await lastSubmissionLost(da, old, 2);
+
+    const next = await haNode(da, signer);
+    await follow(old.parts, next, 5n);
+    expect(next.parts.store.daIncludedHeight()).toBe(0n);
+    await next.submitter.inheritSubmission();
+    next.start();
+    // Blocks 1-3 are found at once; the search watches DA for 4-5 rather than posting them.
+    expect(await next.clock.sleeping()).toBe(DA_BLOCK_MS);
+    expect(da.count(DaMethod.submit)).toBe(2);
+    da.seal();
+    await next.clock.endNextSleep();
+    await next.included(5n);
+    await next.produce(2);
+    await next.included(7n);
+    expect(postsPerHeight(da, next.parts)).toEqual(once(1, 7));
+    expect(next.fatal).toEqual([]);
+  });
+
+  it('blocks the old leader fenced but never posted are posted once the inclusion window has passed, exactly once', async () => {
+    const da = new MemoryDa();
+    const signer = Ed25519Key.generate();
+    const old = await haNode(da, signer);
+    await old.produce(2);
+    old.start();
+    await old.included(2n);
+    await old.kill();
+    // Fenced and gossiped after the old leader's last submission; it died before posting them.
+    await old.produce(2);
+
+    const next = await haNode(da, signer);
+    await follow(old.parts, next, 4n);
+    await next.submitter.inheritSubmission();
+    next.start();
+    for (let i = 0; i < INCLUSION_WINDOW; i++) {
+      expect(await next.clock.sleeping()).toBe(DA_BLOCK_MS);
+      expect(da.count(DaMethod.submit)).toBe(1);
+      da.seal();
+      await next.clock.endNextSleep();
+    }
+    await next.included(4n);
+    expect(postsPerHeight(da, next.parts)).toEqual(once(1, 4));
+    expect(da.count(DaMethod.submit)).toBe(2);
+  });
+
+  it("a follower that followed DA searches only from its last block found there, not from DA's start", async () => {
+    // A DA network running long before the chain: a search from its start would read every height.
+    const da = new MemoryDa(undefined, 500);
+    const signer = Ed25519Key.generate();
+    const old = await haNode(da, signer);
+    await old.produce(3);
+    old.start();
+    await old.included(3n);
+
+    // The follower's DA retriever, as src/node/parts.ts builds it for an HA node standing by.
+    const next = await haNode(da, signer);
+    await follow(old.parts, next, 3n);
+    const guard = new GenesisGuard(next.parts.genesis, next.parts.genesisFile, next.parts.logger);
+    const intake = new BlockIntake(next.chain, next.parts.store, null, guard);
+    const retriever = await buildRetriever({ ...next.parts, da }, next.chain, intake, guard);
+    const following = new AbortController();
+    closers.push(() => retriever.stopped());
+    closers.push(() => following.abort(new Error('test over')));
+    // From the DA height of the chain's start (the genesis says 0: the retriever starts at 1) it reads its way up.
+    retriever.start(following.signal, (err) => next.fatal.push(err));
+    await next.included(3n);
+    following.abort(new Error('leading'));
+    await retriever.stopped();
+
+    await lastSubmissionLost(da, old, 2);
+    await follow(old.parts, next, 5n);
+
+    const readsBefore = da.count(DaMethod.getAll);
+    await next.submitter.inheritSubmission();
+    next.start();
+    expect(await next.clock.sleeping()).toBe(DA_BLOCK_MS);
+    da.seal();
+    await next.clock.endNextSleep();
+    await next.included(5n);
+    expect(postsPerHeight(da, next.parts)).toEqual(once(1, 5));
+    // It read from the DA height of block 3 to the head, a few heights: not the 500 below.
+    expect(da.count(DaMethod.getAll) - readsBefore).toBeLessThan(10);
+    expect(next.fatal).toEqual([]);
+  });
+});
