@@ -260,9 +260,7 @@ export class Node {
     const execution = executor.start && executor.stopped ? (executor as Executor & BackgroundService) : null;
     // An HA node produces and submits only while it leads, and follows DA only while it stands by: its role starts and stops them (startLeading).
     const roleBound = ha ? [] : [this.c.submitter, this.c.producer, this.c.retriever];
-    return [execution, ...roleBound, this.c.forcedQueue, this.c.p2p, this.c.based, ha, this.notifier].filter(
-      (s): s is NonNullable<typeof s> => s !== null,
-    );
+    return [execution, ...roleBound, this.c.forcedQueue, this.c.p2p, this.c.based, ha, this.notifier].filter((s): s is NonNullable<typeof s> => s !== null);
   }
 
   /** Starts production, DA submission or DA sync; `onFatal` hears of an error the node cannot go on after. */
@@ -514,14 +512,15 @@ function readings(node: Node): NodeReadings {
     chainHeight: () => chain.height,
     daIncludedHeight: () => store.daIncludedHeight(),
     // An HA node's DA figures are a submitter's, as they were before it followed DA while standing by.
-    da: retriever && !node.c.ha
-      ? {
-          mode: 'follow',
-          scanHeight: () => retriever.scannedHeight(),
-          headHeight: () => retriever.headHeight(),
-          behindBlocks: () => store.blocksNotOnDa(),
-        }
-      : { mode: 'submit', pendingBlocks: () => store.blocksNotOnDa(), maxPendingBlocks: node.opts.config.node.max_pending_blocks },
+    da:
+      retriever && !node.c.ha
+        ? {
+            mode: 'follow',
+            scanHeight: () => retriever.scannedHeight(),
+            headHeight: () => retriever.headHeight(),
+            behindBlocks: () => store.blocksNotOnDa(),
+          }
+        : { mode: 'submit', pendingBlocks: () => store.blocksNotOnDa(), maxPendingBlocks: node.opts.config.node.max_pending_blocks },
     mempoolSize: () => mempool.size,
     connectedPeers: () => p2p.peerInfo().length,
     bestKnownHeight: () => node.bestKnownHeight(),
