@@ -18,4 +18,4 @@ export {
   type CoreComponents,
   type CoreParts,
 } from './parts.js';
-export { buildHaCoordinator } from './ha.js';
+export { buildHaCoordinator, etcdSubmissions } from './ha.js';

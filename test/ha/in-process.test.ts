@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { decodeHeaderBlob, LocalDa } from '../../src/da/index.js';
 import { FenceRejectedError, createEtcdClient, etcdSettingsOf, haKeys } from '../../src/ha/index.js';
 import { silentLogger } from '../../src/log/index.js';
-import { BlockIntake, GenesisGuard, Node, buildChain, buildHaCoordinator, type Closers } from '../../src/node/index.js';
+import { BlockIntake, GenesisGuard, Node, buildChain, buildHaCoordinator, etcdSubmissions, type Closers } from '../../src/node/index.js';
 import { Ed25519Key, txHash } from '../../src/types/index.js';
 import { EtcdServer } from '../helpers/etcd.js';
 import { coreParts, portZeroHome } from '../helpers/node-parts.js';
@@ -152,7 +152,7 @@ describe('two HA nodes in one process on a real etcd', () => {
 });
 
 describe('a block the fence refuses', () => {
-  it('is dropped and its txs go back to the mempool, first in line, forced or foreign txs left out', async () => {
+  it("is dropped and its txs go back to the mempool, first in line, forced or foreign txs left out; the DA submission record takes only the leader's writes", async () => {
     const closers: Closers = [];
     cleanups.push(async () => {
       for (const close of closers.splice(0).reverse()) await close();
@@ -178,6 +178,7 @@ describe('a block the fence refuses', () => {
         chain,
         intake: new BlockIntake(chain, parts.store, null, guard),
         mempool: parts.mempool,
+        submitter: null,
       },
       { startLeading: () => undefined, stopLeading: async () => undefined },
     );
@@ -207,5 +208,18 @@ describe('a block the fence refuses', () => {
     await expect(chain.build([enc('forced=1'), ...taken], 1_700_000_002_000_000_000n, signer)).rejects.toBeInstanceOf(FenceRejectedError);
     expect(chain.height).toBe(1n);
     expect(parts.mempool.peek(10)).toEqual([...txs, enc('d=4')]);
+
+    // The DA submission record (etcdSubmissions): written only while this node's leader key is in etcd.
+    // The refusal above ended the term; with the recorded head its own again, the node leads again.
+    await client.put(haKeys(prefix).head).value(`1/${Buffer.from(chain.currentState.lastHeaderHash).toString('hex')}`);
+    const me = { node_id: 'fenced-1', rpc: 'http://127.0.0.1:1' };
+    const pending = { fromHeight: '1', toHeight: '1', daHeadBefore: '4' };
+    await waitFor(() => etcdSubmissions(client, prefix, me, 4000, parts.logger).record(pending), 'the node to lead again and record');
+    expect(await etcdSubmissions(client, prefix, { ...me, node_id: 'deposed-2' }, 4000, parts.logger).record({ ...pending, toHeight: '9' })).toBe(false);
+    expect(await etcdSubmissions(client, prefix, me, 4000, parts.logger).last()).toEqual(pending);
+    await client.put(haKeys(prefix).daSubmission).value('garbage');
+    await expect(etcdSubmissions(client, prefix, me, 4000, parts.logger).last()).rejects.toThrow(
+      `etcd key ${prefix}/da-submission holds "garbage", not {"fromHeight","toHeight","daHeadBefore"} as decimal strings: another program writes under ha.key_prefix`,
+    );
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DaMethod, decodeHeaderBlob } from '../../src/da/index.js';
+import { DaMethod, decodeHeaderBlob, type PendingSubmission, type SharedSubmissions } from '../../src/da/index.js';
 import { BlockIntake, GenesisGuard, buildChain, buildRetriever, buildSubmitter, type CoreParts } from '../../src/node/index.js';
 import { decodeStoredBlock } from '../../src/store/index.js';
 import { Ed25519Key } from '../../src/types/index.js';
@@ -26,7 +26,7 @@ const enc = (s: string) => new TextEncoder().encode(s);
 let txs = 0;
 
 /** One HA node's chain and DA submitter over `da` (same genesis and key for every node of a test: `signer`). */
-async function haNode(da: MemoryDa, signer: Ed25519Key) {
+async function haNode(da: MemoryDa, signer: Ed25519Key, shared: SharedSubmissions | null = null) {
   const parts = await coreParts(closers, {
     signer,
     chainId: 'ha-da-1',
@@ -35,6 +35,7 @@ async function haNode(da: MemoryDa, signer: Ed25519Key) {
   const clock = new ManualClock();
   const chain = await buildChain(parts);
   const submitter = buildSubmitter({ ...parts, da, clock }, chain);
+  submitter.shared = shared;
   let root = new AbortController();
   const fatal: Error[] = [];
   closers.push(() => submitter.stopped());
@@ -98,6 +99,12 @@ function postsPerHeight(da: MemoryDa, parts: CoreParts): Array<[number, number]>
   return [...counts].sort(([a], [b]) => a - b);
 }
 
+/** The cluster's record of submissions as etcd keeps it (src/node/ha.ts etcdSubmissions), minus the leader check. */
+function sharedRecord(): SharedSubmissions & { recorded: PendingSubmission[] } {
+  const recorded: PendingSubmission[] = [];
+  return { recorded, record: async (p) => (recorded.push(p), true), last: async () => recorded.at(-1) ?? null };
+}
+
 const once = (from: number, to: number): Array<[number, number]> => Array.from({ length: to - from + 1 }, (_, i) => [from + i, 1]);
 
 describe('DA across an HA takeover', () => {
@@ -127,7 +134,7 @@ describe('DA across an HA takeover', () => {
     expect(next.fatal).toEqual([]);
   });
 
-  it('blocks the old leader fenced but never posted are posted once the inclusion window has passed, exactly once', async () => {
+  it('with nothing recorded, blocks the old leader fenced but never posted are posted once the inclusion window has passed, exactly once', async () => {
     const da = new MemoryDa();
     const signer = Ed25519Key.generate();
     const old = await haNode(da, signer);
@@ -191,5 +198,61 @@ describe('DA across an HA takeover', () => {
     // It read from the DA height of block 3 to the head, a few heights: not the 500 below.
     expect(da.count(DaMethod.getAll) - readsBefore).toBeLessThan(10);
     expect(next.fatal).toEqual([]);
+  });
+
+  it("with the old leader's submissions recorded, blocks above its last one are posted at once; that one is found first", async () => {
+    const da = new MemoryDa();
+    const signer = Ed25519Key.generate();
+    const shared = sharedRecord();
+    const old = await haNode(da, signer, shared);
+    await old.produce(2);
+    old.start();
+    await old.included(2n);
+    await lastSubmissionLost(da, old, 1);
+    expect(shared.recorded.at(-1)).toMatchObject({ fromHeight: '3', toHeight: '3' });
+    // Fenced and gossiped, never sent.
+    await old.produce(2);
+
+    const next = await haNode(da, signer, shared);
+    await follow(old.parts, next, 5n);
+    await next.submitter.inheritSubmission();
+    next.start();
+    // Block 3 may still land: watched for, not posted.
+    expect(await next.clock.sleeping()).toBe(DA_BLOCK_MS);
+    expect(da.count(DaMethod.submit)).toBe(2);
+    da.seal();
+    await next.clock.endNextSleep();
+    // Found: 4-5 were never sent, so they go out without waiting out the window.
+    await next.included(5n);
+    expect(postsPerHeight(da, next.parts)).toEqual(once(1, 5));
+    expect(shared.recorded.at(-1)).toMatchObject({ fromHeight: '4', toHeight: '5' });
+  });
+
+  it('with the last recorded submission known on DA, a new leader posts the rest at once', async () => {
+    const da = new MemoryDa();
+    const signer = Ed25519Key.generate();
+    const shared = sharedRecord();
+    const old = await haNode(da, signer, shared);
+    await old.produce(2);
+    old.start();
+    await old.included(2n);
+    await old.kill();
+    await old.produce(2);
+
+    const next = await haNode(da, signer, shared);
+    await follow(old.parts, next, 4n);
+    // The follower's DA retriever found blocks 1-2 (as a full node records them).
+    for (const h of [1n, 2n]) {
+      const stored = (await old.parts.store.getBlock(h))!;
+      await next.parts.store.setDaHeights(h, stored.headerDaHeight, stored.dataDaHeight);
+    }
+    await next.submitter.inheritSubmission();
+    expect(next.parts.cache.get().pending ?? null).toBeNull();
+    next.start();
+    await next.included(4n);
+    // One submission, and no wait on DA before it.
+    expect(da.count(DaMethod.submit)).toBe(2);
+    expect(next.clock.pending()).toEqual([]);
+    expect(postsPerHeight(da, next.parts)).toEqual(once(1, 4));
   });
 });
