@@ -1,11 +1,12 @@
 import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { decodeHeaderBlob, LocalDa } from '../../src/da/index.js';
+import { LocalDa } from '../../src/da/index.js';
 import { FenceRejectedError, createEtcdClient, etcdSettingsOf, haKeys } from '../../src/ha/index.js';
 import { silentLogger } from '../../src/log/index.js';
 import { BlockIntake, GenesisGuard, Node, buildChain, buildHaCoordinator, etcdSubmissions, type Closers } from '../../src/node/index.js';
 import { Ed25519Key, txHash } from '../../src/types/index.js';
+import { headerPostsPerHeight } from '../helpers/da-posts.js';
 import { EtcdServer } from '../helpers/etcd.js';
 import { coreParts, portZeroHome } from '../helpers/node-parts.js';
 import { waitFor } from '../helpers/wait.js';
@@ -88,20 +89,9 @@ async function jsonRpc(node: Node, method: string, params: Record<string, unknow
 /** How many header blobs the DA server holds of each block height: [height, count], in height order. */
 async function postsPerHeight(node: Node): Promise<Array<[number, number]>> {
   const { da, namespaces } = node.c;
-  const counts = new Map<number, number>();
-  const head = await da.networkHead();
-  for (let h = 1n; h <= head; h++) {
-    for (const blob of await da.getAll(h, [namespaces.header])) {
-      let height: number;
-      try {
-        height = Number(decodeHeaderBlob(blob.data).signed.header!.height);
-      } catch {
-        continue; // a data blob in the headers' namespace
-      }
-      counts.set(height, (counts.get(height) ?? 0) + 1);
-    }
-  }
-  return [...counts].sort(([a], [b]) => a - b);
+  const blobs = [];
+  for (let h = 1n, head = await da.networkHead(); h <= head; h++) blobs.push(...(await da.getAll(h, [namespaces.header])));
+  return headerPostsPerHeight(blobs, namespaces.header);
 }
 
 describe('two HA nodes in one process on a real etcd', () => {

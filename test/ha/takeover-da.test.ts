@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { DaMethod, decodeHeaderBlob, type PendingSubmission, type SharedSubmissions } from '../../src/da/index.js';
+import { DaMethod, type PendingSubmission, type SharedSubmissions } from '../../src/da/index.js';
 import { BlockIntake, GenesisGuard, buildChain, buildRetriever, buildSubmitter, type CoreParts } from '../../src/node/index.js';
 import { decodeStoredBlock } from '../../src/store/index.js';
 import { Ed25519Key } from '../../src/types/index.js';
 import { ManualClock } from '../helpers/clock.js';
+import { headerPostsPerHeight } from '../helpers/da-posts.js';
 import { MemoryDa } from '../helpers/memory-da.js';
 import { closedAfterEach, coreParts } from '../helpers/node-parts.js';
 import { waitFor } from '../helpers/wait.js';
@@ -53,6 +54,12 @@ async function haNode(da: MemoryDa, signer: Ed25519Key, shared: SharedSubmission
       root = new AbortController();
       submitter.start(root.signal, (err) => fatal.push(err));
     },
+    /** Takes over DA as src/node/node.ts takeOverDa does: inherits what the old leader may have posted, then submits. */
+    lead: async () => {
+      await submitter.inheritSubmission();
+      root = new AbortController();
+      submitter.start(root.signal, (err) => fatal.push(err));
+    },
     /** The node dies (or its submitter stops): wherever it is. */
     kill: async () => {
       root.abort(new Error('killed'));
@@ -69,6 +76,17 @@ async function follow(from: CoreParts, to: HaNode, height: bigint): Promise<void
   for (let h = to.chain.height + 1n; h <= height; h++) await to.chain.apply(decodeStoredBlock((await from.store.getBlock(h))!));
 }
 
+/** An old leader (on `da`, a new MemoryDa by default) that made `blocks` blocks and has them on DA. */
+async function oldLeaderPosted(blocks: number, opts: { shared?: SharedSubmissions; da?: MemoryDa } = {}) {
+  const da = opts.da ?? new MemoryDa();
+  const signer = Ed25519Key.generate();
+  const old = await haNode(da, signer, opts.shared ?? null);
+  await old.produce(blocks);
+  old.start();
+  await old.included(BigInt(blocks));
+  return { da, signer, old };
+}
+
 /**
  * The old leader's last act: `n` more blocks in one submission that the DA
  * node takes (into its mempool) but whose answer is lost; it dies in the backoff.
@@ -83,21 +101,16 @@ async function lastSubmissionLost(da: MemoryDa, old: HaNode, n: number): Promise
   await old.kill();
 }
 
-/** How many header blobs DA holds of each block height, in height order: [height, count]. */
-function postsPerHeight(da: MemoryDa, parts: CoreParts): Array<[number, number]> {
-  const counts = new Map<number, number>();
-  for (const blob of da.allBlobs()) {
-    if (Buffer.compare(blob.namespace, parts.namespaces.header) !== 0) continue;
-    let height: number;
-    try {
-      height = Number(decodeHeaderBlob(blob.data).signed.header!.height);
-    } catch {
-      continue; // a data blob in the headers' namespace
-    }
-    counts.set(height, (counts.get(height) ?? 0) + 1);
-  }
-  return [...counts].sort(([a], [b]) => a - b);
+/** The new leader's search watches DA (a DA block time's sleep) and has posted nothing past `submits`; DA seals a block and the watch goes on. */
+async function sealWhileWatched(da: MemoryDa, node: HaNode, submits: number): Promise<void> {
+  expect(await node.clock.sleeping()).toBe(DA_BLOCK_MS);
+  expect(da.count(DaMethod.submit)).toBe(submits);
+  da.seal();
+  await node.clock.endNextSleep();
 }
+
+/** How many header blobs DA holds of each block height, in height order: [height, count]. */
+const postsPerHeight = (da: MemoryDa, parts: CoreParts) => headerPostsPerHeight(da.allBlobs(), parts.namespaces.header);
 
 /** The cluster's record of submissions as etcd keeps it (src/node/ha.ts etcdSubmissions), minus the leader check. */
 function sharedRecord(): SharedSubmissions & { recorded: PendingSubmission[] } {
@@ -109,24 +122,15 @@ const once = (from: number, to: number): Array<[number, number]> => Array.from({
 
 describe('DA across an HA takeover', () => {
   it("the old leader's last submission lost its answer and lands after the takeover: the new leader finds it, then posts its own, each height once", async () => {
-    const da = new MemoryDa();
-    const signer = Ed25519Key.generate();
-    const old = await haNode(da, signer);
-    await old.produce(3);
-    old.start();
-    await old.included(3n);
+    const { da, signer, old } = await oldLeaderPosted(3);
     await lastSubmissionLost(da, old, 2);
 
     const next = await haNode(da, signer);
     await follow(old.parts, next, 5n);
     expect(next.parts.store.daIncludedHeight()).toBe(0n);
-    await next.submitter.inheritSubmission();
-    next.start();
+    await next.lead();
     // Blocks 1-3 are found at once; the search watches DA for 4-5 rather than posting them.
-    expect(await next.clock.sleeping()).toBe(DA_BLOCK_MS);
-    expect(da.count(DaMethod.submit)).toBe(2);
-    da.seal();
-    await next.clock.endNextSleep();
+    await sealWhileWatched(da, next, 2);
     await next.included(5n);
     await next.produce(2);
     await next.included(7n);
@@ -135,25 +139,16 @@ describe('DA across an HA takeover', () => {
   });
 
   it('with nothing recorded, blocks the old leader fenced but never posted are posted once the inclusion window has passed, exactly once', async () => {
-    const da = new MemoryDa();
-    const signer = Ed25519Key.generate();
-    const old = await haNode(da, signer);
-    await old.produce(2);
-    old.start();
-    await old.included(2n);
+    const { da, signer, old } = await oldLeaderPosted(2);
     await old.kill();
     // Fenced and gossiped after the old leader's last submission; it died before posting them.
     await old.produce(2);
 
     const next = await haNode(da, signer);
     await follow(old.parts, next, 4n);
-    await next.submitter.inheritSubmission();
-    next.start();
+    await next.lead();
     for (let i = 0; i < INCLUSION_WINDOW; i++) {
-      expect(await next.clock.sleeping()).toBe(DA_BLOCK_MS);
-      expect(da.count(DaMethod.submit)).toBe(1);
-      da.seal();
-      await next.clock.endNextSleep();
+      await sealWhileWatched(da, next, 1);
     }
     await next.included(4n);
     expect(postsPerHeight(da, next.parts)).toEqual(once(1, 4));
@@ -162,12 +157,7 @@ describe('DA across an HA takeover', () => {
 
   it("a follower that followed DA searches only from its last block found there, not from DA's start", async () => {
     // A DA network running long before the chain: a search from its start would read every height.
-    const da = new MemoryDa(undefined, 500);
-    const signer = Ed25519Key.generate();
-    const old = await haNode(da, signer);
-    await old.produce(3);
-    old.start();
-    await old.included(3n);
+    const { da, signer, old } = await oldLeaderPosted(3, { da: new MemoryDa(undefined, 500) });
 
     // The follower's DA retriever, as src/node/parts.ts builds it for an HA node standing by.
     const next = await haNode(da, signer);
@@ -188,11 +178,8 @@ describe('DA across an HA takeover', () => {
     await follow(old.parts, next, 5n);
 
     const readsBefore = da.count(DaMethod.getAll);
-    await next.submitter.inheritSubmission();
-    next.start();
-    expect(await next.clock.sleeping()).toBe(DA_BLOCK_MS);
-    da.seal();
-    await next.clock.endNextSleep();
+    await next.lead();
+    await sealWhileWatched(da, next, 2);
     await next.included(5n);
     expect(postsPerHeight(da, next.parts)).toEqual(once(1, 5));
     // It read from the DA height of block 3 to the head, a few heights: not the 500 below.
@@ -201,13 +188,8 @@ describe('DA across an HA takeover', () => {
   });
 
   it("with the old leader's submissions recorded, blocks above its last one are posted at once; that one is found first", async () => {
-    const da = new MemoryDa();
-    const signer = Ed25519Key.generate();
     const shared = sharedRecord();
-    const old = await haNode(da, signer, shared);
-    await old.produce(2);
-    old.start();
-    await old.included(2n);
+    const { da, signer, old } = await oldLeaderPosted(2, { shared });
     await lastSubmissionLost(da, old, 1);
     expect(shared.recorded.at(-1)).toMatchObject({ fromHeight: '3', toHeight: '3' });
     // Fenced and gossiped, never sent.
@@ -215,13 +197,9 @@ describe('DA across an HA takeover', () => {
 
     const next = await haNode(da, signer, shared);
     await follow(old.parts, next, 5n);
-    await next.submitter.inheritSubmission();
-    next.start();
+    await next.lead();
     // Block 3 may still land: watched for, not posted.
-    expect(await next.clock.sleeping()).toBe(DA_BLOCK_MS);
-    expect(da.count(DaMethod.submit)).toBe(2);
-    da.seal();
-    await next.clock.endNextSleep();
+    await sealWhileWatched(da, next, 2);
     // Found: 4-5 were never sent, so they go out without waiting out the window.
     await next.included(5n);
     expect(postsPerHeight(da, next.parts)).toEqual(once(1, 5));
@@ -229,13 +207,8 @@ describe('DA across an HA takeover', () => {
   });
 
   it('with the last recorded submission known on DA, a new leader posts the rest at once', async () => {
-    const da = new MemoryDa();
-    const signer = Ed25519Key.generate();
     const shared = sharedRecord();
-    const old = await haNode(da, signer, shared);
-    await old.produce(2);
-    old.start();
-    await old.included(2n);
+    const { da, signer, old } = await oldLeaderPosted(2, { shared });
     await old.kill();
     await old.produce(2);
 
