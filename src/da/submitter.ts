@@ -175,7 +175,15 @@ export class DaSubmitter {
    */
   async inheritSubmission(): Promise<void> {
     const included = this.store.daIncludedHeight();
-    const recorded = this.shared ? await this.shared.last() : null;
+    let recorded: PendingSubmission | null = null;
+    try {
+      recorded = (await this.shared?.last()) ?? null;
+    } catch (err) {
+      this.logger.warn(
+        { code: 'DA_SHARED_SUBMISSION_UNREADABLE', err: (err as Error).message },
+        "the cluster's last DA submission cannot be read: every block held above the DA-included height is searched for as if sent",
+      );
+    }
     const held = this.store.height();
     const lastSent = recorded && BigInt(recorded.toHeight) < held ? BigInt(recorded.toHeight) : held;
     if (included >= lastSent) return;

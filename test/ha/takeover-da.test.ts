@@ -138,13 +138,19 @@ describe('DA across an HA takeover', () => {
     expect(next.fatal).toEqual([]);
   });
 
-  it('with nothing recorded, blocks the old leader fenced but never posted are posted once the inclusion window has passed, exactly once', async () => {
+  /** A record etcd cannot give (unreachable, or a value another program wrote). */
+  const unreadable: SharedSubmissions = { record: async () => true, last: () => Promise.reject(new Error('etcd did not answer')) };
+
+  it.each([
+    ['nothing recorded', null],
+    ['the record unreadable', unreadable],
+  ])('with %s, blocks the old leader fenced but never posted are posted once the inclusion window has passed, exactly once', async (_, shared) => {
     const { da, signer, old } = await oldLeaderPosted(2);
     await old.kill();
     // Fenced and gossiped after the old leader's last submission; it died before posting them.
     await old.produce(2);
 
-    const next = await haNode(da, signer);
+    const next = await haNode(da, signer, shared);
     await follow(old.parts, next, 4n);
     await next.lead();
     for (let i = 0; i < INCLUSION_WINDOW; i++) {
