@@ -5,7 +5,7 @@ import { decodeStoredBlock, type BlockStore } from '../store/index.js';
 import { headerHash, type Ed25519Key } from '../types/index.js';
 import { Backoff, type Clock, runLoop } from '../util/index.js';
 import { decodeHeaderBlob, storedBlockBlobs, type DaNamespaces } from './blobs.js';
-import type { DaCache } from './cache.js';
+import type { DaCache, PendingSubmission } from './cache.js';
 import { submitOptions, type Blob, type BlobApi } from './client.js';
 import { CELESTIA_MIN_GAS_PRICE } from './types.js';
 import { DaError, type DaFailureReason } from './errors.js';
@@ -76,6 +76,17 @@ export interface SubmitterStatus extends DaActivity {
   attempt: number;
 }
 
+/**
+ * Where an HA leader records each submission before sending it, so the next
+ * leader knows the last one that may be on DA (src/node/ha.ts keeps it in etcd).
+ */
+export interface SharedSubmissions {
+  /** Records `pending` as this leader's last submission; false when it could not (no longer leading, etcd away): it is not sent then. */
+  record(pending: PendingSubmission): Promise<boolean>;
+  /** The last submission any leader recorded, or null when none did. */
+  last(): Promise<PendingSubmission | null>;
+}
+
 /** DA heights a restart searches for an in-flight submission, at most. */
 const MAX_RECONCILE_SCAN = 10_000;
 
@@ -126,6 +137,8 @@ export class DaSubmitter {
    */
   private prepared: Promise<Batch> | null = null;
   readonly activity: DaActivity = { lastSuccessAt: 0, lastError: null, failingSince: 0 };
+  /** An HA node's record of its submissions (set by src/node/ha.ts); null for a lone aggregator. */
+  shared: SharedSubmissions | null = null;
 
   constructor(
     private readonly store: BlockStore,
@@ -145,6 +158,37 @@ export class DaSubmitter {
 
   status(): SubmitterStatus {
     return { ...this.activity, gasPrice: this.gasPrice, attempt: this.backoff.attempt };
+  }
+
+  /**
+   * An HA node become leader (issue 20): the blocks it holds above its
+   * DA-included height may be on DA already, or on their way, posted by an old
+   * leader. The last submission a leader recorded (`shared`, written before each
+   * was sent) says how far that can go: blocks above it were never sent. Up to
+   * there the blocks are noted as one submission in flight since the DA height
+   * of the last block known included, so the start-up search (reconcile) reads
+   * DA from there and, until that last recorded block turns up, watches the
+   * inclusion window before posting any of them: none posted twice, none
+   * skipped. With nothing recorded, every block held may have been sent. The
+   * search is bounded by how current the DA-included height is: an HA
+   * follower's DA retriever keeps it so. Call before start().
+   */
+  async inheritSubmission(): Promise<void> {
+    const included = this.store.daIncludedHeight();
+    let recorded: PendingSubmission | null = null;
+    try {
+      recorded = (await this.shared?.last()) ?? null;
+    } catch (err) {
+      this.logger.warn(
+        { code: 'DA_SHARED_SUBMISSION_UNREADABLE', err: (err as Error).message },
+        "the cluster's last DA submission cannot be read: every block held above the DA-included height is searched for as if sent",
+      );
+    }
+    const held = this.store.height();
+    const lastSent = recorded && BigInt(recorded.toHeight) < held ? BigInt(recorded.toHeight) : held;
+    if (included >= lastSent) return;
+    const since = await this.lastIncludedDaHeight(included);
+    this.cache.update({ pending: { fromHeight: (included + 1n).toString(), toHeight: lastSent.toString(), daHeadBefore: (since - 1n).toString() } });
   }
 
   /** Wakes the loop: a new block is waiting. */
@@ -203,7 +247,13 @@ export class DaSubmitter {
           }
         }
         const daHeadBefore = await this.daHeadBefore(signal);
-        this.cache.update({ pending: { fromHeight: from.toString(), toHeight: to.toString(), daHeadBefore: daHeadBefore.toString() } });
+        const pending = { fromHeight: from.toString(), toHeight: to.toString(), daHeadBefore: daHeadBefore.toString() };
+        // Not recorded for the next HA leader, not sent: try again (a leader that lost its term is stopped meanwhile).
+        if (this.shared && !(await this.shared.record(pending))) {
+          await this.clock.sleep(this.opts.retryBaseMs, signal);
+          continue;
+        }
+        this.cache.update({ pending });
         this.prepareNext(to + 1n);
         let daHeight: bigint;
         try {

@@ -250,13 +250,14 @@ export class Mempool {
     return out;
   }
 
-  /** Puts txs `take` gave back at the head of the line, in their order (an execution layer postponed them to a later block). */
+  /**
+   * Puts txs `take` gave back at the head of the line, in their order (an
+   * execution layer postponed them to a later block; the HA fence refused
+   * their block). Txs `take` did not give out (forced txs) are left out.
+   */
   requeue(txs: Uint8Array[]): void {
-    const back = txs.map((tx) => [txHash(tx).toString('binary'), tx] as const);
-    for (const [id, tx] of back) {
-      this.inBlock.delete(id);
-      this.totalBytes += tx.length;
-    }
+    const back = txs.map((tx) => [txHash(tx).toString('binary'), tx] as const).filter(([id]) => this.inBlock.delete(id));
+    for (const [, tx] of back) this.totalBytes += tx.length;
     const rest = [...this.txs];
     this.txs.clear();
     for (const [id, tx] of [...back, ...rest]) this.txs.set(id, tx);

@@ -1,7 +1,18 @@
 import { EtcdLeaseInvalidError, type ComparatorBuilder, type Etcd3, type Lease } from 'etcd3';
 import type { Logger } from '../log/index.js';
 import { Backoff, type Clock, runLoop } from '../util/index.js';
-import { RECORDED_BLOCKS, decodeHead, decodeLeader, decodeStepDown, encodeHead, haKeys, type HaKeys, type LeaderInfo, type RecordedHead } from './keys.js';
+import {
+  RECORDED_BLOCKS,
+  decodeHead,
+  decodeLeader,
+  decodeStepDown,
+  encodeHead,
+  encodeLeader,
+  haKeys,
+  type HaKeys,
+  type LeaderInfo,
+  type RecordedHead,
+} from './keys.js';
 
 /** What this node is in the election, from the ha section. */
 export interface HaSettings {
@@ -255,7 +266,8 @@ export class HaCoordinator {
     const sentAt = clock.now();
     const lease = etcd.lease(this.ttlMs / 1000, { autoKeepAlive: false, deadline: Date.now() + this.ttlMs });
     const leaseId = await lease.grant();
-    const value = JSON.stringify({ node_id: settings.nodeId, rpc: settings.rpcAddress } satisfies LeaderInfo);
+    // encodeLeader: a leader's conditional writes (src/node/ha.ts, etcdSubmissions) compare the key with this value.
+    const value = encodeLeader({ node_id: settings.nodeId, rpc: settings.rpcAddress });
     const res = await etcd
       .if(this.keys.leader, 'Create', '==', 0)
       .then(etcd.put(this.keys.leader).value(value).lease(leaseId))

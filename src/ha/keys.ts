@@ -5,6 +5,7 @@
  *   <prefix>/head            the last fenced block: "<height>/<header hash hex>", kept without a lease
  *   <prefix>/blocks/<height> the fenced blocks' bytes, the last RECORDED_BLOCKS of them, for a takeover
  *   <prefix>/step-down       `noded ha step-down`'s request to the named leader to hand over, bound to a short lease
+ *   <prefix>/da-submission   the last DA submission a leader sent (or was about to): a new leader's DA search reads it
  *
  * Heights are zero-padded so the block keys sort by height.
  */
@@ -13,6 +14,7 @@ export interface HaKeys {
   head: string;
   block: (height: bigint) => string;
   stepDown: string;
+  daSubmission: string;
 }
 
 export const haKeys = (prefix: string): HaKeys => ({
@@ -20,6 +22,7 @@ export const haKeys = (prefix: string): HaKeys => ({
   head: `${prefix}/head`,
   block: (height) => `${prefix}/blocks/${height.toString().padStart(20, '0')}`,
   stepDown: `${prefix}/step-down`,
+  daSubmission: `${prefix}/da-submission`,
 });
 
 /** What the step-down key holds: which leader is asked to hand over (a request to another is ignored). */
@@ -60,6 +63,9 @@ export interface LeaderInfo {
   rpc: string;
 }
 
+/** The leader key's value: the campaign writes it, and a leader's conditional writes compare it. */
+export const encodeLeader = (info: LeaderInfo): string => JSON.stringify({ node_id: info.node_id, rpc: info.rpc });
+
 export function decodeLeader(text: string): LeaderInfo | null {
   try {
     const v = JSON.parse(text) as Partial<LeaderInfo>;
@@ -67,4 +73,27 @@ export function decodeLeader(text: string): LeaderInfo | null {
   } catch {
     return null;
   }
+}
+
+/** The DA submission key's value (the submitter's PendingSubmission: decimal heights). */
+export interface RecordedSubmission {
+  fromHeight: string;
+  toHeight: string;
+  daHeadBefore: string;
+}
+
+export function decodeSubmission(text: string, key: string): RecordedSubmission {
+  let v: Partial<Record<keyof RecordedSubmission, unknown>> = {};
+  try {
+    v = JSON.parse(text) as typeof v;
+  } catch {
+    // Reported below.
+  }
+  const decimal = (x: unknown): x is string => typeof x === 'string' && /^\d+$/.test(x);
+  if (!decimal(v.fromHeight) || !decimal(v.toHeight) || !decimal(v.daHeadBefore)) {
+    throw new Error(
+      `etcd key ${key} holds "${text.slice(0, 100)}", not {"fromHeight","toHeight","daHeadBefore"} as decimal strings: another program writes under ha.key_prefix`,
+    );
+  }
+  return { fromHeight: v.fromHeight, toHeight: v.toHeight, daHeadBefore: v.daHeadBefore };
 }

@@ -1,9 +1,23 @@
 import type { Etcd3 } from 'etcd3';
 import type { Config } from '../config/index.js';
-import { FenceRejectedError, HaCoordinator, checkEtcdReachable, createEtcdClient, etcdSettingsOf, haKeyPrefix, type LeaderDuties } from '../ha/index.js';
+import type { Mempool } from '../exec/index.js';
+import {
+  FenceRejectedError,
+  HaCoordinator,
+  checkEtcdReachable,
+  createEtcdClient,
+  decodeSubmission,
+  encodeLeader,
+  etcdSettingsOf,
+  haKeyPrefix,
+  haKeys,
+  type LeaderDuties,
+  type LeaderInfo,
+} from '../ha/index.js';
 import type { Logger } from '../log/index.js';
 import { decodeBlock } from '../types/index.js';
 import { systemClock } from '../util/index.js';
+import type { DaSubmitter, SharedSubmissions } from '../da/index.js';
 import type { Chain } from './chain.js';
 import type { BlockIntake } from './intake.js';
 import type { Closers } from './parts.js';
@@ -28,19 +42,35 @@ export async function openEtcd(config: Config, homeDir: string, chainId: string,
 
 /** The coordinator of a running node: it takes over through the intake and leads by starting `duties`. */
 export function buildHaCoordinator(
-  p: { etcd: Etcd3; config: Config; chainId: string; peerId: string; rpcAddress: string; logger: Logger; chain: Chain; intake: BlockIntake },
+  p: {
+    etcd: Etcd3;
+    config: Config;
+    chainId: string;
+    peerId: string;
+    rpcAddress: string;
+    logger: Logger;
+    chain: Chain;
+    intake: BlockIntake;
+    mempool: Pick<Mempool, 'requeue'>;
+    submitter: DaSubmitter | null;
+  },
   duties: Omit<LeaderDuties, 'chain'>,
 ): HaCoordinator {
   const { config, chain } = p;
+  const settings = {
+    nodeId: config.ha.node_id || p.peerId,
+    rpcAddress: p.rpcAddress,
+    leaseTtlMs: config.ha.lease_ttl,
+    keyPrefix: haKeyPrefix(config, p.chainId),
+  };
+  if (p.submitter) {
+    const leader = { node_id: settings.nodeId, rpc: settings.rpcAddress };
+    p.submitter.shared = etcdSubmissions(p.etcd, settings.keyPrefix, leader, settings.leaseTtlMs, p.logger.child({ module: 'da-submitter' }));
+  }
   const coordinator = new HaCoordinator(
     {
       etcd: p.etcd,
-      settings: {
-        nodeId: config.ha.node_id || p.peerId,
-        rpcAddress: p.rpcAddress,
-        leaseTtlMs: config.ha.lease_ttl,
-        keyPrefix: haKeyPrefix(config, p.chainId),
-      },
+      settings,
       logger: p.logger.child({ module: 'ha' }),
       clock: systemClock,
     },
@@ -53,7 +83,16 @@ export function buildHaCoordinator(
     },
   );
   // Fencing: no block of this node's is committed (nor gossiped) before etcd recorded it as the leader's.
-  chain.beforeCommit = (block) => coordinator.fence(block);
+  // A refused block is dropped: its txs go back to the mempool, at the head of the line, for this node's next term
+  // (they are kept in the store's mempool bucket, so a restart keeps them too).
+  chain.beforeCommit = async (block) => {
+    try {
+      await coordinator.fence(block);
+    } catch (err) {
+      if (err instanceof FenceRejectedError) p.mempool.requeue(decodeBlock(block.bytes).data?.txs ?? []);
+      throw err;
+    }
+  };
   return coordinator;
 }
 
@@ -63,3 +102,37 @@ export const unlessFenced =
   (err: Error): void => {
     if (!(err instanceof FenceRejectedError)) onFatal(err);
   };
+
+/**
+ * The DA submissions of the cluster's leaders, in etcd (<prefix>/da-submission):
+ * a leader records each before sending it, so the next leader knows how far
+ * the old one may have posted and its DA search need not wait out the
+ * inclusion window for blocks never sent (DaSubmitter.inheritSubmission). A
+ * record is written only while this node's leader key is in etcd, so a
+ * deposed leader cannot overwrite what its successor reads or records.
+ */
+export function etcdSubmissions(etcd: Etcd3, keyPrefix: string, leader: LeaderInfo, ttlMs: number, logger: Logger): SharedSubmissions {
+  const keys = haKeys(keyPrefix);
+  return {
+    async record(pending) {
+      try {
+        const res = await etcd
+          .if(keys.leader, 'Value', '==', encodeLeader(leader))
+          .then(etcd.put(keys.daSubmission).value(JSON.stringify(pending)))
+          .options({ deadline: Date.now() + ttlMs })
+          .commit();
+        return res.succeeded;
+      } catch (err) {
+        logger.warn({ code: 'HA_DA_RECORD_FAILED', err: (err as Error).message }, 'recording the DA submission in etcd failed; it is sent once recorded');
+        return false;
+      }
+    },
+    async last() {
+      const text = await etcd
+        .get(keys.daSubmission)
+        .options({ deadline: Date.now() + ttlMs })
+        .string();
+      return text === null ? null : decodeSubmission(text, keys.daSubmission);
+    },
+  };
+}

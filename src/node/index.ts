@@ -18,3 +18,4 @@ export {
   type CoreComponents,
   type CoreParts,
 } from './parts.js';
+export { buildHaCoordinator, etcdSubmissions } from './ha.js';

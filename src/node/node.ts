@@ -102,6 +102,12 @@ export class Node {
   private onFatal: ((err: Error) => void) | null = null;
   /** Aborted when an HA leader steps down: the DA submitter runs under it. */
   private leading: AbortController | null = null;
+  /** Aborted when an HA node becomes leader: its DA retriever runs under it while it stands by. */
+  private following: AbortController | null = null;
+  /** A new leader's hand-over of DA from retriever to submitter (takeOverDa), under way or done. */
+  private takingOverDa: Promise<void> = Promise.resolve();
+  /** A leader's hand-back of DA from submitter to retriever (stopLeading), under way or done. */
+  private standingDown: Promise<void> = Promise.resolve();
 
   private constructor(
     readonly opts: NodeOptions,
@@ -163,6 +169,7 @@ export class Node {
             peerId: p2p.netInfo().id,
             rpcAddress: config.ha.advertise_rpc.replace(/\/+$/, '') || `http://${formatHostPort(rpc.address.host, rpc.address.port)}`,
             logger,
+            mempool,
             ...core,
           },
           { startLeading: () => node.startLeading(), stopLeading: () => node.stopLeading() },
@@ -251,17 +258,17 @@ export class Node {
     // An execution layer with a handshake of its own starts first and stops last.
     const { executor, ha } = this.c;
     const execution = executor.start && executor.stopped ? (executor as Executor & BackgroundService) : null;
-    // An HA node produces and submits only while it leads: the coordinator starts and stops them (startLeading).
-    const leaderOnly = ha ? [] : [this.c.submitter, this.c.producer];
-    return [execution, ...leaderOnly, this.c.retriever, this.c.forcedQueue, this.c.p2p, this.c.based, ha, this.notifier].filter(
-      (s): s is NonNullable<typeof s> => s !== null,
-    );
+    // An HA node produces and submits only while it leads, and follows DA only while it stands by: its role starts and stops them (startLeading).
+    const roleBound = ha ? [] : [this.c.submitter, this.c.producer, this.c.retriever];
+    return [execution, ...roleBound, this.c.forcedQueue, this.c.p2p, this.c.based, ha, this.notifier].filter((s): s is NonNullable<typeof s> => s !== null);
   }
 
   /** Starts production, DA submission or DA sync; `onFatal` hears of an error the node cannot go on after. */
   start(onFatal: (err: Error) => void): void {
     this.onFatal = onFatal;
     for (const service of this.services) service.start(this.controller.signal, onFatal);
+    // An HA node starts as a follower.
+    if (this.c.ha) this.followDa();
   }
 
   /** The aggregator's producer; an error naming why there is none otherwise. */
@@ -286,22 +293,65 @@ export class Node {
     return this.producer.stop();
   }
 
-  /** An HA node become leader: the DA submitter, then the producer (from the chain's next height). */
+  /** An HA node become leader: the producer (from the chain's next height), and DA handed from the retriever to the submitter. */
   startLeading(): void {
     if (!this.onFatal || this.closing) return;
-    this.leading = new AbortController();
-    this.c.submitter?.start(AbortSignal.any([this.controller.signal, this.leading.signal]), this.onFatal);
+    const leading = new AbortController();
+    this.leading = leading;
     this.startProducing();
+    const onFatal = this.onFatal;
+    this.takingOverDa = this.takeOverDa(AbortSignal.any([this.controller.signal, leading.signal])).catch((err: Error) => onFatal(err));
   }
 
-  /** An HA leader stepping down: production stops at once, then the submitter; safe to call when not leading. */
+  /**
+   * A new leader's DA: the retriever stops (a leader posts to DA, it does not
+   * follow it), then the submitter takes over what the old leader may have
+   * posted or left in flight (DaSubmitter.inheritSubmission: its start-up
+   * search finds those blocks on DA, so none is posted twice or skipped) and starts.
+   */
+  private async takeOverDa(signal: AbortSignal): Promise<void> {
+    this.following?.abort(new Error('leading: this node posts to DA now'));
+    this.following = null;
+    await this.c.retriever?.stopped();
+    const submitter = this.c.submitter;
+    if (!submitter || signal.aborted) return;
+    await submitter.inheritSubmission();
+    if (!signal.aborted) submitter.start(signal, this.onFatal!);
+  }
+
+  /**
+   * An HA leader stepping down: production stops at once, then the submitter,
+   * and the node follows DA again; safe to call when not leading, and a second
+   * call while the first is under way waits for it.
+   */
   async stopLeading(): Promise<void> {
     const leading = this.leading;
     this.leading = null;
     const producing = this.stopProducing();
-    leading?.abort(new Error('no longer the HA leader'));
+    if (leading) {
+      leading.abort(new Error('no longer the HA leader'));
+      this.standingDown = (async () => {
+        await producing;
+        await this.takingOverDa;
+        await this.c.submitter?.stopped();
+        this.followDa();
+      })();
+    }
     await producing;
-    if (leading) await this.c.submitter?.stopped();
+    await this.standingDown;
+  }
+
+  /**
+   * An HA node standing by follows DA as a full node does: its retriever
+   * records where DA holds each block, so the DA-included height is current
+   * and a takeover's search for what the old leader posted starts near DA's
+   * head rather than wherever this node last led (bounded, not a re-read of
+   * DA since then). Does nothing while it already follows or the node stops.
+   */
+  private followDa(): void {
+    if (!this.c.retriever || this.following || this.controller.signal.aborted) return;
+    this.following = new AbortController();
+    this.c.retriever.start(AbortSignal.any([this.controller.signal, this.following.signal]), this.onFatal!);
   }
 
   /** What the dashboard and `GET /node_info` show; throws while the listeners are still binding. */
@@ -324,7 +374,12 @@ export class Node {
 
   /** What the node last heard from DA, from whichever component talks to it. */
   daActivity(): DaActivity {
-    return (this.c.submitter ?? this.c.retriever ?? this.c.forcedQueue)!.activity;
+    return (this.daSubmitting ? this.c.submitter! : (this.c.retriever ?? this.c.forcedQueue)!).activity;
+  }
+
+  /** True when this node's DA work is posting (an aggregator; an HA one while it leads), not reading. */
+  private get daSubmitting(): boolean {
+    return this.c.submitter !== null && (!this.c.ha || this.c.ha.role === 'leader');
   }
 
   health(): HealthReport {
@@ -380,7 +435,7 @@ export class Node {
     if (!da.lastError || da.failingSince === 0) return { ok: true };
     const failingMs = Date.now() - da.failingSince;
     if (failingMs < this.opts.config.da.unready_after) return { ok: true };
-    const what = this.c.submitter ? 'DA submissions' : 'DA reads';
+    const what = this.daSubmitting ? 'DA submissions' : 'DA reads';
     return { ok: false, reason: `${what} failing for ${Math.floor(failingMs / 1000)}s: ${da.lastError.message}` };
   }
 
@@ -395,7 +450,7 @@ export class Node {
    */
   catchingUp(): boolean {
     if (this.chain.height < this.bestKnownHeight()) return true;
-    return !this.c.p2p.knowsPeerHeads() && (this.c.retriever?.catchingUp() ?? false);
+    return !this.c.p2p.knowsPeerHeads() && !this.daSubmitting && (this.c.retriever?.catchingUp() ?? false);
   }
 
   /** True once close() has begun: the node takes no new txs, since it would not commit them. */
@@ -408,6 +463,8 @@ export class Node {
     this.closing ??= (async () => {
       this.controller.abort(new Error('node shutting down'));
       for (const service of this.services.reverse()) await service.stopped();
+      // An HA node's DA retriever runs under its role: the coordinator, stopped above, has stopped leading.
+      if (this.c.ha) await this.c.retriever?.stopped();
       for (const close of this.closers.reverse()) await close();
       this.opts.logger.child({ module: 'node' }).info({ height: Number(this.chain.height) }, 'node stopped');
     })();
@@ -454,14 +511,16 @@ function readings(node: Node): NodeReadings {
   return {
     chainHeight: () => chain.height,
     daIncludedHeight: () => store.daIncludedHeight(),
-    da: retriever
-      ? {
-          mode: 'follow',
-          scanHeight: () => retriever.scannedHeight(),
-          headHeight: () => retriever.headHeight(),
-          behindBlocks: () => store.blocksNotOnDa(),
-        }
-      : { mode: 'submit', pendingBlocks: () => store.blocksNotOnDa(), maxPendingBlocks: node.opts.config.node.max_pending_blocks },
+    // An HA node's DA figures are a submitter's, as they were before it followed DA while standing by.
+    da:
+      retriever && !node.c.ha
+        ? {
+            mode: 'follow',
+            scanHeight: () => retriever.scannedHeight(),
+            headHeight: () => retriever.headHeight(),
+            behindBlocks: () => store.blocksNotOnDa(),
+          }
+        : { mode: 'submit', pendingBlocks: () => store.blocksNotOnDa(), maxPendingBlocks: node.opts.config.node.max_pending_blocks },
     mempoolSize: () => mempool.size,
     connectedPeers: () => p2p.peerInfo().length,
     bestKnownHeight: () => node.bestKnownHeight(),

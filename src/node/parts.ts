@@ -278,7 +278,8 @@ export interface CoreComponents {
 /**
  * The components of the role the config names: an aggregator produces and
  * submits; a based node derives its blocks from the forced-inclusion namespace;
- * a full node syncs from DA (and peers, given the intake).
+ * a full node syncs from DA (and peers, given the intake); an HA aggregator
+ * has all three parts, which its role starts and stops.
  */
 export async function buildComponents(p: CoreParts, forcedNamespace: Uint8Array | null): Promise<CoreComponents> {
   const { config, genesis } = p;
@@ -301,7 +302,8 @@ export async function buildComponents(p: CoreParts, forcedNamespace: Uint8Array 
         p.logger.child({ module: 'based' }),
       )
     : null;
-  const retriever = aggregator || based ? null : await buildRetriever(p, chain, intake, genesisGuard);
+  // An HA aggregator follows DA too while it stands by (src/node/ha.ts says why); a lone aggregator only posts.
+  const retriever = (aggregator && !config.ha.enabled) || based ? null : await buildRetriever(p, chain, intake, genesisGuard);
   return { chain, genesisGuard, intake, producer, submitter, retriever, forcedQueue, verifier, based };
 }
 

@@ -3,7 +3,8 @@ import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { compressionNegotiate } from '@connectrpc/connect/protocol';
 import { headerTimeout, headerUnaryEncoding, parseTimeout } from '@connectrpc/connect/protocol-connect';
-import { TxBackpressureError, TxRejectedError } from '../exec/index.js';
+import { ResponseCheckTx } from 'cosmjs-types/tendermint/abci/types';
+import { CheckTxRejectedError, TxBackpressureError, TxRejectedError } from '../exec/index.js';
 import type { Logger } from '../log/index.js';
 import type { TxLocation } from '../store/index.js';
 import { ConfigService, P2PService, StoreService, txHash } from '../types/index.js';
@@ -240,16 +241,22 @@ export class RpcServer implements GuardedServer {
     const hash = digest.toString('hex').toUpperCase();
     // Waiting starts before the submission, so a block committed in between is not missed.
     const committed = wait ? this.backend.txCommitted(digest, BROADCAST_TX_COMMIT_TIMEOUT_MS) : null;
+    const forwardedBy = req.headers[FORWARDED_HEADER];
+    const forwarded = typeof forwardedBy === 'string';
+    let check: ResponseCheckTx | undefined;
     try {
-      const forwardedBy = req.headers[FORWARDED_HEADER];
-      await this.backend.submitTx(bytes, typeof forwardedBy === 'string' ? { forwardedBy } : {});
+      check = (await this.backend.submitTx(bytes, forwarded ? { forwardedBy } : {})) ?? undefined;
     } catch (err) {
       committed?.cancel();
       if (err instanceof TxBackpressureError) res.setHeader('retry-after', String(err.retryAfterSeconds));
+      // A forwarding HA follower answers broadcast_tx_sync with the app's CheckTx answer: it goes back with the refusal.
+      if (err instanceof CheckTxRejectedError && forwarded)
+        return sendJson(res, err.httpStatus, JSON.stringify({ error: err.message, check_tx: ResponseCheckTx.toJSON(err.response) }));
       if (err instanceof TxRejectedError) return sendJson(res, err.httpStatus, errorJson(err.message));
       throw err;
     }
-    if (!committed) return sendJson(res, 200, JSON.stringify({ tx_hash: hash }));
+    // ...and with the acknowledgement (src/ha/forward.ts reads it).
+    if (!committed) return sendJson(res, 200, JSON.stringify({ tx_hash: hash, ...(check && forwarded ? { check_tx: ResponseCheckTx.toJSON(check) } : {}) }));
     let at: TxLocation;
     try {
       at = await committed.landed;

@@ -1,9 +1,13 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TxBackpressureError, TxRejectedError } from '../../src/exec/index.js';
+import { ResponseCheckTx } from 'cosmjs-types/tendermint/abci/types';
+import { nodeListenerMove } from '../../src/config/index.js';
+import { CheckTxRejectedError, TxBackpressureError, TxRejectedError } from '../../src/exec/index.js';
 import { forwardTx } from '../../src/ha/index.js';
-import { FORWARDED_HEADER } from '../../src/rpc/index.js';
+import { silentLogger } from '../../src/log/index.js';
+import { FORWARDED_HEADER, listen, type Listener, type RpcBackend } from '../../src/rpc/index.js';
+import { RpcServer } from '../../src/rpc/rpc-server.js';
 
 /*
  * A follower's forwarding of txs to the leader (src/ha/forward.ts), against a
@@ -11,10 +15,13 @@ import { FORWARDED_HEADER } from '../../src/rpc/index.js';
  */
 
 let server: Server | null = null;
+let rpc: Listener | null = null;
 
 afterEach(async () => {
   await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
   server = null;
+  await rpc?.close();
+  rpc = null;
 });
 
 /** A stand-in leader answering /tx with `status`, `body` and `headers`; it records what it was sent. */
@@ -81,5 +88,40 @@ describe('forwardTx', () => {
     const err = await forwardTx(leader, tx, opts).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TxBackpressureError);
     expect((err as Error).message).toContain(`the HA leader leader-1 at ${leader.rpc} did not answer`);
+  });
+});
+
+/** The leader's real RPC listener (rpc-server.ts /tx) over a backend whose app answers CheckTx with `submitTx`. */
+async function leaderRpc(submitTx: RpcBackend['submitTx']) {
+  // /tx reads no store: the one the server listens to for its block cache is a stand-in.
+  const backend = { submitTx, store: { onDaHeightsWritten: () => () => undefined } };
+  rpc = await listen('127.0.0.1:0', new RpcServer(backend as unknown as RpcBackend, silentLogger()).handler, nodeListenerMove('rpc.address', '127.0.0.1:0'));
+  return { node_id: 'leader-1', rpc: `http://127.0.0.1:${rpc.address.port}` };
+}
+
+describe("forwardTx to a leader's /tx", () => {
+  const check = ResponseCheckTx.fromPartial({ code: 0, data: new Uint8Array([1, 2]), log: 'fine', gasWanted: 7n, codespace: '' });
+
+  it("carries the app's CheckTx answer back (broadcast_tx_sync answers with it); a sender's own /tx answer stays as it was", async () => {
+    const leader = await leaderRpc(async () => check);
+    expect(await forwardTx(leader, tx, opts)).toEqual(check);
+    const own = await fetch(`${leader.rpc}/tx`, { method: 'POST', body: tx });
+    expect(await own.json()).toEqual({ tx_hash: expect.any(String) });
+  });
+
+  it("carries the app's CheckTx refusal back as the app's answer", async () => {
+    const refusal = ResponseCheckTx.fromPartial({ code: 5, log: 'bad nonce', codespace: 'app' });
+    const leader = await leaderRpc(async () => {
+      throw new CheckTxRejectedError(refusal);
+    });
+    const err = await forwardTx(leader, tx, opts).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CheckTxRejectedError);
+    expect((err as CheckTxRejectedError).response).toEqual(refusal);
+    expect(err).toMatchObject({ httpStatus: 400 });
+  });
+
+  it('an app without CheckTx answers (kv): nothing to carry', async () => {
+    const leader = await leaderRpc(async () => undefined);
+    expect(await forwardTx(leader, tx, opts)).toBeUndefined();
   });
 });
