@@ -51,7 +51,11 @@ export class MempoolJournal {
   private readonly groupOf = new WeakMap<Uint8Array, Group>();
   private readonly writes = new GroupCommit<Uint8Array>((txs) => this.writeGroup(txs));
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    /** Writes a batch: the store's one write path (BlockStore.writeBatch). */
+    private readonly write: (ops: StoreOp[]) => Promise<void>,
+  ) {}
 
   /** Reads where group numbering goes on: after the bucket's last entry. */
   async open(): Promise<void> {
@@ -66,7 +70,7 @@ export class MempoolJournal {
 
   private async writeGroup(txs: Uint8Array[]): Promise<void> {
     const key = bucketKey(Bucket.mempoolTx, heightBytes(this.nextGroup++));
-    await this.db.put(key, encodeTxs(txs));
+    await this.write([{ type: 'put', key, value: encodeTxs(txs) }]);
     const group = { key, waiting: new Set(txs) };
     for (const tx of txs) this.groupOf.set(tx, group);
   }
@@ -93,7 +97,7 @@ export class MempoolJournal {
       for (const tx of waiting) this.groupOf.set(tx, group);
       restored.push(...waiting);
     }
-    if (ops.length > 0) await this.db.batch(ops);
+    if (ops.length > 0) await this.write(ops);
     return restored;
   }
 

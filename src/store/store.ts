@@ -61,7 +61,7 @@ export class BlockStore {
     private readonly db: Db,
     readonly path: string,
   ) {
-    this.mempool = new MempoolJournal(db);
+    this.mempool = new MempoolJournal(db, (ops) => this.writeBatch(ops));
   }
 
   /**
@@ -144,7 +144,7 @@ export class BlockStore {
     await this.mempool.written();
     const mempool = this.mempool.commitOps(txs);
     for (const op of mempool.ops) ops.push(op);
-    await this.write(ops);
+    await this.writeBatch(ops);
     mempool.done();
     this.latestHeight = block.header!.header!.height;
   }
@@ -159,21 +159,6 @@ export class BlockStore {
     return () => {
       this.daHeightListeners = this.daHeightListeners.filter((l) => l !== listener);
     };
-  }
-
-  /**
-   * Every batch goes through here, so no DA-height write escapes the listeners
-   * or the DA-included height: a block whose DA heights are written above it
-   * moves it, in the same batch, whoever wrote them (the aggregator's
-   * submitter, or a full node that found the block on DA).
-   */
-  private async write(ops: StoreOp[]): Promise<void> {
-    const daWritten = ops.filter((op) => op.type === 'put' && op.key[0] === Bucket.daHeights).map((op) => readHeight(op.key, 1));
-    const included = daWritten.reduce((a, b) => (b > a ? b : a), this.daIncluded);
-    if (included > this.daIncluded) ops = [...ops, this.metadataOp(MetadataKey.daIncludedHeight, heightBytes(included))];
-    await this.db.batch(ops);
-    if (included > this.daIncluded) this.daIncluded = included;
-    for (const height of daWritten) for (const listener of this.daHeightListeners) listener(height);
   }
 
   async getBlock(height: bigint): Promise<StoredBlock | null> {
@@ -235,7 +220,7 @@ export class BlockStore {
   }
 
   async setDaHeights(height: bigint, headerDaHeight: bigint, dataDaHeight: bigint): Promise<void> {
-    await this.write([this.daHeightsOp(height, headerDaHeight, dataDaHeight)]);
+    await this.writeBatch([this.daHeightsOp(height, headerDaHeight, dataDaHeight)]);
   }
 
   /**
@@ -245,7 +230,7 @@ export class BlockStore {
   async markDaIncluded(from: bigint, to: bigint, headerDaHeight: bigint, dataDaHeight: bigint): Promise<void> {
     const ops: StoreOp[] = [];
     for (let h = from; h <= to; h++) ops.push(this.daHeightsOp(h, headerDaHeight, dataDaHeight));
-    await this.write(ops);
+    await this.writeBatch(ops);
   }
 
   /**
@@ -271,12 +256,30 @@ export class BlockStore {
   }
 
   async setMetadata(key: MetadataKey | string, value: Uint8Array): Promise<void> {
-    await this.write([this.metadataOp(key, value)]);
+    await this.writeBatch([this.metadataOp(key, value)]);
   }
 
-  /** Writes `ops` in one atomic batch: an executor serving its machine out of the node's process keeps its state and ledger in a store of its own. */
+  /**
+   * Writes `ops` in one atomic batch (an executor serving its machine out of
+   * the node's process keeps its state and ledger in a store of its own).
+   * Every batch the store writes goes through here, so no DA-height write
+   * escapes the listeners or the DA-included height: a block whose DA heights
+   * are written above it moves it, in the same batch, whoever wrote them (the
+   * aggregator's submitter, or a full node that found the block on DA).
+   */
   async writeBatch(ops: StoreOp[]): Promise<void> {
-    await this.write(ops);
+    const daWritten: bigint[] = [];
+    let included = this.daIncluded;
+    for (const op of ops) {
+      if (op.type !== 'put' || op.key[0] !== Bucket.daHeights) continue;
+      const height = readHeight(op.key, 1);
+      daWritten.push(height);
+      if (height > included) included = height;
+    }
+    if (included > this.daIncluded) ops = [...ops, this.metadataOp(MetadataKey.daIncludedHeight, heightBytes(included))];
+    await this.db.batch(ops);
+    if (included > this.daIncluded) this.daIncluded = included;
+    for (const height of daWritten) for (const listener of this.daHeightListeners) listener(height);
   }
 
   /** Reads many keys of a bucket in one call, in order; null where absent. */
@@ -330,7 +333,7 @@ export class BlockStore {
  * A block's writes but the mempool bucket's: the block, its hash index, its
  * txs' hash index, the state after it and `extraOps` (the executor's).
  */
-export function blockOps(block: Block, hash: Uint8Array, state: State, extraOps: StoreOp[], blockBytes: Uint8Array): StoreOp[] {
+function blockOps(block: Block, hash: Uint8Array, state: State, extraOps: StoreOp[], blockBytes: Uint8Array): StoreOp[] {
   const height = block.header!.header!.height;
   return [
     { type: 'put', key: heightKey(Bucket.block, height), value: blockBytes },
