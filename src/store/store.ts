@@ -4,6 +4,7 @@ import { ClassicLevel } from 'classic-level';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { BlockSchema, StateSchema, encodeBlock, txHash, type Block, type State } from '../types/index.js';
 import { MempoolJournal } from './mempool-journal.js';
+import { TxIndexFilter } from './tx-filter.js';
 import { storeOpenRemedy } from './open-error.js';
 import { Bucket, MetadataKey, bucketKey, bucketKeysOf, heightKey, heightBytes, readHeight, stringKey } from './buckets.js';
 
@@ -56,6 +57,8 @@ export class BlockStore {
   private closed = false;
   private daHeightListeners: Array<(height: bigint) => void> = [];
   private readonly mempool: MempoolJournal;
+  /** Which txs the tx-hash index may hold: set up by open(), kept by commitBlock. */
+  private txFilter = TxIndexFilter.empty();
 
   private constructor(
     private readonly db: Db,
@@ -91,6 +94,7 @@ export class BlockStore {
     await store.mempool.open();
     const state = await store.getState();
     store.latestHeight = state?.lastBlockHeight ?? 0n;
+    await store.loadTxFilter();
     const included = await store.getMetadata(MetadataKey.daIncludedHeight);
     store.daIncluded = included ? readHeight(included) : 0n;
     return store;
@@ -112,6 +116,31 @@ export class BlockStore {
       `the store ${this.path} was written by ${written}; this noded reads block format ${STORE_FORMAT_VERSION} only. ` +
         'Stop the node, run `noded reset soft`, then `noded start` again to resync the chain from DA and peers',
     );
+  }
+
+  /**
+   * Reads the tx filter's snapshot and adds the txs of the blocks above the
+   * height it covers (every block, in a store written before the filter);
+   * writes a new snapshot when there were any, so a node that keeps crashing
+   * does not re-read them each time.
+   */
+  private async loadTxFilter(): Promise<void> {
+    const snapshot = await this.getMetadata(MetadataKey.txFilter);
+    let { filter, height } = { filter: TxIndexFilter.empty(), height: 0n };
+    try {
+      if (snapshot) ({ filter, height } = TxIndexFilter.decode(snapshot));
+    } catch {
+      // Bytes this noded did not write: the filter is made again from every block, as for a store without one.
+    }
+    for await (const batch of inBatches(this.db.iterator({ gt: heightKey(Bucket.block, height), lt: bucketKey(Bucket.block + 1) }), 1_000)) {
+      for (const [, bytes] of batch) {
+        const txs = fromBinary(BlockSchema, bytes).data?.txs ?? [];
+        for (const tx of txs) filter.add(txHash(tx));
+        filter.blockAdded(txs.length);
+      }
+    }
+    this.txFilter = filter;
+    if (filter.changed) await this.writeBatch([this.metadataOp(MetadataKey.txFilter, filter.snapshot(this.latestHeight))]);
   }
 
   /** Height of the last committed block (0 before the first). */
@@ -138,6 +167,10 @@ export class BlockStore {
   ): Promise<void> {
     const txs = block.data?.txs ?? [];
     const ops = blockOps(block, hash, state, extraOps, blockBytes);
+    // Added before the write: a filter that says "may hold" of a block not written yet only costs an index read.
+    for (const tx of txs) this.txFilter.add(txHash(tx));
+    const height = block.header!.header!.height;
+    if (this.txFilter.blockAdded(txs.length)) ops.push(this.metadataOp(MetadataKey.txFilter, this.txFilter.snapshot(height)));
     await after;
     // The mempool hands out txs while they are being kept: the block goes in after their entries, to take them out.
     // Read once the block before is written: its txs have left their entries then.
@@ -146,7 +179,7 @@ export class BlockStore {
     for (const op of mempool.ops) ops.push(op);
     await this.writeBatch(ops);
     mempool.done();
-    this.latestHeight = block.header!.header!.height;
+    this.latestHeight = height;
   }
 
   /**
@@ -197,13 +230,27 @@ export class BlockStore {
 
   /** The block and index holding the tx whose sha256 is `txHash`, or null when no committed block holds it. */
   async getTxLocation(txHash: Uint8Array): Promise<TxLocation | null> {
+    if (!this.txFilter.mayHold(txHash)) return null;
     return readTxLocation(await this.db.get(bucketKey(Bucket.txByHash, txHash)));
   }
 
-  /** getTxLocation of many txs in one LevelDB call (tx admission looks up each tx it takes). */
+  /**
+   * getTxLocation of many txs in one LevelDB call (tx admission looks up each
+   * tx it takes), of those the tx filter may hold only: a new tx is mostly read from no index.
+   */
   async getTxLocations(txHashes: Uint8Array[]): Promise<Array<TxLocation | null>> {
-    const values = await this.db.getMany(bucketKeysOf(Bucket.txByHash, txHashes));
-    return values.map(readTxLocation);
+    const locations = new Array<TxLocation | null>(txHashes.length).fill(null);
+    const held: number[] = [];
+    for (let i = 0; i < txHashes.length; i++) if (this.txFilter.mayHold(txHashes[i]!)) held.push(i);
+    if (held.length === 0) return locations;
+    const values = await this.db.getMany(
+      bucketKeysOf(
+        Bucket.txByHash,
+        held.map((i) => txHashes[i]!),
+      ),
+    );
+    held.forEach((i, at) => (locations[i] = readTxLocation(values[at])));
+    return locations;
   }
 
   async getState(): Promise<State | null> {
@@ -324,8 +371,13 @@ export class BlockStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.mempool.written();
-    await this.db.close();
+    try {
+      await this.mempool.written();
+      // A commit's failure leaves latestHeight below the txs added: a filter holding more txs than the chain is still right.
+      if (this.txFilter.changed) await this.writeBatch([this.metadataOp(MetadataKey.txFilter, this.txFilter.snapshot(this.latestHeight))]);
+    } finally {
+      await this.db.close();
+    }
   }
 }
 
