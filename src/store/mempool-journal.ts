@@ -119,9 +119,14 @@ export class MempoolJournal {
     if (touched.size === 0) return { ops: [], done: () => {} };
     const ops: StoreOp[] = [];
     for (const [group, leaving] of touched) {
+      // Each tx is in its group once: a block that takes as many as wait there takes them all (a block's usual case).
+      if (leaving.length === group.waiting.size) {
+        ops.push({ type: 'del', key: group.key });
+        continue;
+      }
       const left = new Set(leaving);
       const waiting = [...group.waiting].filter((tx) => !left.has(tx));
-      ops.push(waiting.length === 0 ? { type: 'del', key: group.key } : { type: 'put', key: group.key, value: encodeTxs(waiting) });
+      ops.push({ type: 'put', key: group.key, value: encodeTxs(waiting) });
     }
     return {
       ops,

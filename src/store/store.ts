@@ -166,15 +166,19 @@ export class BlockStore {
     after?: Promise<void>,
   ): Promise<void> {
     const txs = block.data?.txs ?? [];
-    const ops = blockOps(block, hash, state, extraOps, blockBytes);
+    const txHashes = txs.map(txHash);
+    const ops = blockOps(block, hash, state, extraOps, blockBytes, txHashes);
     // Added before the write: a filter that says "may hold" of a block not written yet only costs an index read.
-    for (const tx of txs) this.txFilter.add(txHash(tx));
+    for (const digest of txHashes) this.txFilter.add(digest);
     const height = block.header!.header!.height;
     if (this.txFilter.blockAdded(txs.length)) ops.push(this.metadataOp(MetadataKey.txFilter, this.txFilter.snapshot(height)));
-    await after;
     // The mempool hands out txs while they are being kept: the block goes in after their entries, to take them out.
+    // The keeps asked for before now hold all of its txs (a tx is kept before it is handed out); those asked for
+    // meanwhile, of the next block's txs, need not go first.
+    const kept = this.mempool.written();
+    await after;
+    await kept;
     // Read once the block before is written: its txs have left their entries then.
-    await this.mempool.written();
     const mempool = this.mempool.commitOps(txs);
     for (const op of mempool.ops) ops.push(op);
     await this.writeBatch(ops);
@@ -383,14 +387,14 @@ export class BlockStore {
 
 /**
  * A block's writes but the mempool bucket's: the block, its hash index, its
- * txs' hash index, the state after it and `extraOps` (the executor's).
+ * txs' hash index (of `txHashes`, its txs' txHash), the state after it and `extraOps` (the executor's).
  */
-function blockOps(block: Block, hash: Uint8Array, state: State, extraOps: StoreOp[], blockBytes: Uint8Array): StoreOp[] {
+function blockOps(block: Block, hash: Uint8Array, state: State, extraOps: StoreOp[], blockBytes: Uint8Array, txHashes: Uint8Array[]): StoreOp[] {
   const height = block.header!.header!.height;
   return [
     { type: 'put', key: heightKey(Bucket.block, height), value: blockBytes },
     { type: 'put', key: bucketKey(Bucket.heightByHash, hash), value: heightBytes(height) },
-    ...txIndexOps(block.data?.txs ?? [], height),
+    ...txIndexOps(txHashes, height),
     { type: 'put', key: bucketKey(Bucket.state), value: toBinary(StateSchema, state) },
     ...extraOps,
   ];
@@ -402,20 +406,20 @@ const TX_KEY_BYTES = 33;
 const TX_ENTRY_BYTES = TX_KEY_BYTES + 12;
 
 /**
- * The tx-hash index entries of a block's txs (sha256 of the tx bytes, as
+ * The tx-hash index entries of a block's txs, given their hashes (sha256 of the tx bytes, as
  * CometBFT's types.Tx.Hash). A tx a later block holds again points there:
  * CometBFT's kv tx indexer also keeps the latest (state/txindex/kv/kv.go).
  * Every key and value is a view of one buffer: three small buffers a tx (and
  * a DataView over each) took ~18 ms of a 1,000-tx block, one takes under 1 ms.
  */
-function txIndexOps(txs: Uint8Array[], height: bigint): StoreOp[] {
-  const entries = new Uint8Array(txs.length * TX_ENTRY_BYTES);
+function txIndexOps(txHashes: Uint8Array[], height: bigint): StoreOp[] {
+  const entries = new Uint8Array(txHashes.length * TX_ENTRY_BYTES);
   const view = new DataView(entries.buffer);
   const ops: StoreOp[] = [];
-  for (let index = 0; index < txs.length; index++) {
+  for (let index = 0; index < txHashes.length; index++) {
     const at = index * TX_ENTRY_BYTES;
     entries[at] = Bucket.txByHash;
-    entries.set(txHash(txs[index]!), at + 1);
+    entries.set(txHashes[index]!, at + 1);
     view.setBigUint64(at + TX_KEY_BYTES, height);
     view.setUint32(at + TX_KEY_BYTES + 8, index);
     ops.push({ type: 'put', key: entries.subarray(at, at + TX_KEY_BYTES), value: entries.subarray(at + TX_KEY_BYTES, at + TX_ENTRY_BYTES) });

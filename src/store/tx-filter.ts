@@ -1,11 +1,12 @@
 import { HashFilter } from './hash-filter.js';
 
 /**
- * Layers of 64K, 256K, 1M and 4M txs: about 7 MB once 5.3M txs are committed,
- * the most the filter takes; past that its false positives climb and more
- * admissions read the index, as they all did before the filter.
+ * Layers of 64K, 256K and 1M txs: about 4 MB once 1.4M txs are committed, the
+ * most the filter takes (the node's resident memory stays flat as the chain
+ * grows); past that its false positives climb and more admissions read the
+ * index, as they all did before the filter.
  */
-const MAX_LAYERS = 4;
+const MAX_LAYERS = 3;
 /**
  * A block's batch carries a snapshot once this many txs, or this many blocks,
  * went in since the last one: what a restart after a crash re-reads (a second
@@ -21,7 +22,8 @@ const word = (d: Uint8Array, at: number) => ((d[at]! << 24) | (d[at + 1]! << 16)
  * Which txs the tx-hash index may hold: every tx of every committed block is
  * in it, so a "no" answers tx admission without a LevelDB read (a 1,000-key
  * index read a block of 1,000 txs was 6.5% of the producer figure's CPU
- * profile). The store adds a block's txs before it writes the block, and
+ * profile, and any read at all costs a thread-pool round trip: with one
+ * false positive in 10,000 a layer, most blocks' txs need none). The store adds a block's txs before it writes the block, and
  * keeps a snapshot with the height it covers (TxFilterSnapshot); on open it
  * adds the txs of the blocks above that height.
  */
@@ -44,11 +46,11 @@ export class TxIndexFilter {
 
   /** False when no committed block holds the tx whose sha256 is `hash`. */
   mayHold(hash: Uint8Array): boolean {
-    return this.filter.mayHold(word(hash, 0), word(hash, 4) | 1);
+    return this.filter.mayHold(word(hash, 0), word(hash, 4));
   }
 
   add(hash: Uint8Array): void {
-    this.filter.add(word(hash, 0), word(hash, 4) | 1);
+    this.filter.add(word(hash, 0), word(hash, 4));
   }
 
   /** Counts a block's txs, added already: true when its batch should carry a snapshot. */
