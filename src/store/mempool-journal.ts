@@ -118,8 +118,11 @@ export class MempoolJournal {
     }
     if (touched.size === 0) return { ops: [], done: () => {} };
     const ops: StoreOp[] = [];
+    /** Groups the block leaves txs in: what they still hold is recorded once the batch is written. */
+    const partial: Array<[Group, Uint8Array[]]> = [];
     for (const [group, leaving] of touched) {
-      // Each tx is in its group once: a block that takes as many as wait there takes them all (a block's usual case).
+      // Each tx is in its group once: a block that takes as many as wait there takes them all (a block's usual
+      // case), and the group is gone with its entry (its txs, committed, are never handed out again).
       if (leaving.length === group.waiting.size) {
         ops.push({ type: 'del', key: group.key });
         continue;
@@ -127,11 +130,12 @@ export class MempoolJournal {
       const left = new Set(leaving);
       const waiting = [...group.waiting].filter((tx) => !left.has(tx));
       ops.push({ type: 'put', key: group.key, value: encodeTxs(waiting) });
+      partial.push([group, leaving]);
     }
     return {
       ops,
       done: () => {
-        for (const [group, leaving] of touched) {
+        for (const [group, leaving] of partial) {
           for (const tx of leaving) {
             group.waiting.delete(tx);
             this.groupOf.delete(tx);
