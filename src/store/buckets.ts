@@ -46,6 +46,11 @@ export enum MetadataKey {
   execGenesis = 'exec_genesis',
   /** `noded exec serve`: height of the last block it executed (8 bytes BE). */
   execHeight = 'exec_height',
+  /**
+   * The tx-hash index's filter (TxIndexFilter): the height it covers (8 bytes BE) ‖ the filter;
+   * written with a block every million txs or so and on close; absent in stores written before it.
+   */
+  txFilter = 'tx_filter',
 }
 
 export function bucketKey(bucket: Bucket, suffix: Uint8Array = new Uint8Array(0)): Uint8Array {

@@ -3,7 +3,6 @@ export {
   STORE_FORMAT_VERSION,
   StoreFormatError,
   StoreLockedError,
-  blockOps,
   decodeStoredBlock,
   emptyState,
   type StoreOp,

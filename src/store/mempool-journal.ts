@@ -51,7 +51,11 @@ export class MempoolJournal {
   private readonly groupOf = new WeakMap<Uint8Array, Group>();
   private readonly writes = new GroupCommit<Uint8Array>((txs) => this.writeGroup(txs));
 
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    /** Writes a batch: the store's one write path (BlockStore.writeBatch). */
+    private readonly write: (ops: StoreOp[]) => Promise<void>,
+  ) {}
 
   /** Reads where group numbering goes on: after the bucket's last entry. */
   async open(): Promise<void> {
@@ -66,7 +70,7 @@ export class MempoolJournal {
 
   private async writeGroup(txs: Uint8Array[]): Promise<void> {
     const key = bucketKey(Bucket.mempoolTx, heightBytes(this.nextGroup++));
-    await this.db.put(key, encodeTxs(txs));
+    await this.write([{ type: 'put', key, value: encodeTxs(txs) }]);
     const group = { key, waiting: new Set(txs) };
     for (const tx of txs) this.groupOf.set(tx, group);
   }
@@ -93,7 +97,7 @@ export class MempoolJournal {
       for (const tx of waiting) this.groupOf.set(tx, group);
       restored.push(...waiting);
     }
-    if (ops.length > 0) await this.db.batch(ops);
+    if (ops.length > 0) await this.write(ops);
     return restored;
   }
 
@@ -114,15 +118,24 @@ export class MempoolJournal {
     }
     if (touched.size === 0) return { ops: [], done: () => {} };
     const ops: StoreOp[] = [];
+    /** Groups the block leaves txs in: what they still hold is recorded once the batch is written. */
+    const partial: Array<[Group, Uint8Array[]]> = [];
     for (const [group, leaving] of touched) {
+      // Each tx is in its group once: a block that takes as many as wait there takes them all (a block's usual
+      // case), and the group is gone with its entry (its txs, committed, are never handed out again).
+      if (leaving.length === group.waiting.size) {
+        ops.push({ type: 'del', key: group.key });
+        continue;
+      }
       const left = new Set(leaving);
       const waiting = [...group.waiting].filter((tx) => !left.has(tx));
-      ops.push(waiting.length === 0 ? { type: 'del', key: group.key } : { type: 'put', key: group.key, value: encodeTxs(waiting) });
+      ops.push({ type: 'put', key: group.key, value: encodeTxs(waiting) });
+      partial.push([group, leaving]);
     }
     return {
       ops,
       done: () => {
-        for (const [group, leaving] of touched) {
+        for (const [group, leaving] of partial) {
           for (const tx of leaving) {
             group.waiting.delete(tx);
             this.groupOf.delete(tx);

@@ -4,6 +4,7 @@ import { ClassicLevel } from 'classic-level';
 import { create, fromBinary, toBinary } from '@bufbuild/protobuf';
 import { BlockSchema, StateSchema, encodeBlock, txHash, type Block, type State } from '../types/index.js';
 import { MempoolJournal } from './mempool-journal.js';
+import { TxIndexFilter } from './tx-filter.js';
 import { storeOpenRemedy } from './open-error.js';
 import { Bucket, MetadataKey, bucketKey, bucketKeysOf, heightKey, heightBytes, readHeight, stringKey } from './buckets.js';
 
@@ -56,12 +57,14 @@ export class BlockStore {
   private closed = false;
   private daHeightListeners: Array<(height: bigint) => void> = [];
   private readonly mempool: MempoolJournal;
+  /** Which txs the tx-hash index may hold: set up by open(), kept by commitBlock. */
+  private txFilter = TxIndexFilter.empty();
 
   private constructor(
     private readonly db: Db,
     readonly path: string,
   ) {
-    this.mempool = new MempoolJournal(db);
+    this.mempool = new MempoolJournal(db, (ops) => this.writeBatch(ops));
   }
 
   /**
@@ -91,6 +94,7 @@ export class BlockStore {
     await store.mempool.open();
     const state = await store.getState();
     store.latestHeight = state?.lastBlockHeight ?? 0n;
+    await store.loadTxFilter();
     const included = await store.getMetadata(MetadataKey.daIncludedHeight);
     store.daIncluded = included ? readHeight(included) : 0n;
     return store;
@@ -112,6 +116,31 @@ export class BlockStore {
       `the store ${this.path} was written by ${written}; this noded reads block format ${STORE_FORMAT_VERSION} only. ` +
         'Stop the node, run `noded reset soft`, then `noded start` again to resync the chain from DA and peers',
     );
+  }
+
+  /**
+   * Reads the tx filter's snapshot and adds the txs of the blocks above the
+   * height it covers (every block, in a store written before the filter);
+   * writes a new snapshot when there were any, so a node that keeps crashing
+   * does not re-read them each time.
+   */
+  private async loadTxFilter(): Promise<void> {
+    const snapshot = await this.getMetadata(MetadataKey.txFilter);
+    let { filter, height } = { filter: TxIndexFilter.empty(), height: 0n };
+    try {
+      if (snapshot) ({ filter, height } = TxIndexFilter.decode(snapshot));
+    } catch {
+      // Bytes this noded did not write: the filter is made again from every block, as for a store without one.
+    }
+    for await (const batch of inBatches(this.db.iterator({ gt: heightKey(Bucket.block, height), lt: bucketKey(Bucket.block + 1) }), 1_000)) {
+      for (const [, bytes] of batch) {
+        const txs = fromBinary(BlockSchema, bytes).data?.txs ?? [];
+        for (const tx of txs) filter.add(txHash(tx));
+        filter.blockAdded(txs.length);
+      }
+    }
+    this.txFilter = filter;
+    if (filter.changed) await this.writeBatch([this.metadataOp(MetadataKey.txFilter, filter.snapshot(this.latestHeight))]);
   }
 
   /** Height of the last committed block (0 before the first). */
@@ -137,16 +166,24 @@ export class BlockStore {
     after?: Promise<void>,
   ): Promise<void> {
     const txs = block.data?.txs ?? [];
-    const ops = blockOps(block, hash, state, extraOps, blockBytes);
-    await after;
+    const txHashes = txs.map(txHash);
+    const ops = blockOps(block, hash, state, extraOps, blockBytes, txHashes);
+    // Added before the write: a filter that says "may hold" of a block not written yet only costs an index read.
+    for (const digest of txHashes) this.txFilter.add(digest);
+    const height = block.header!.header!.height;
+    if (this.txFilter.blockAdded(txs.length)) ops.push(this.metadataOp(MetadataKey.txFilter, this.txFilter.snapshot(height)));
     // The mempool hands out txs while they are being kept: the block goes in after their entries, to take them out.
+    // The keeps asked for before now hold all of its txs (a tx is kept before it is handed out); those asked for
+    // meanwhile, of the next block's txs, need not go first.
+    const kept = this.mempool.written();
+    await after;
+    await kept;
     // Read once the block before is written: its txs have left their entries then.
-    await this.mempool.written();
     const mempool = this.mempool.commitOps(txs);
     for (const op of mempool.ops) ops.push(op);
-    await this.write(ops);
+    await this.writeBatch(ops);
     mempool.done();
-    this.latestHeight = block.header!.header!.height;
+    this.latestHeight = height;
   }
 
   /**
@@ -159,21 +196,6 @@ export class BlockStore {
     return () => {
       this.daHeightListeners = this.daHeightListeners.filter((l) => l !== listener);
     };
-  }
-
-  /**
-   * Every batch goes through here, so no DA-height write escapes the listeners
-   * or the DA-included height: a block whose DA heights are written above it
-   * moves it, in the same batch, whoever wrote them (the aggregator's
-   * submitter, or a full node that found the block on DA).
-   */
-  private async write(ops: StoreOp[]): Promise<void> {
-    const daWritten = ops.filter((op) => op.type === 'put' && op.key[0] === Bucket.daHeights).map((op) => readHeight(op.key, 1));
-    const included = daWritten.reduce((a, b) => (b > a ? b : a), this.daIncluded);
-    if (included > this.daIncluded) ops = [...ops, this.metadataOp(MetadataKey.daIncludedHeight, heightBytes(included))];
-    await this.db.batch(ops);
-    if (included > this.daIncluded) this.daIncluded = included;
-    for (const height of daWritten) for (const listener of this.daHeightListeners) listener(height);
   }
 
   async getBlock(height: bigint): Promise<StoredBlock | null> {
@@ -212,13 +234,27 @@ export class BlockStore {
 
   /** The block and index holding the tx whose sha256 is `txHash`, or null when no committed block holds it. */
   async getTxLocation(txHash: Uint8Array): Promise<TxLocation | null> {
+    if (!this.txFilter.mayHold(txHash)) return null;
     return readTxLocation(await this.db.get(bucketKey(Bucket.txByHash, txHash)));
   }
 
-  /** getTxLocation of many txs in one LevelDB call (tx admission looks up each tx it takes). */
+  /**
+   * getTxLocation of many txs in one LevelDB call (tx admission looks up each
+   * tx it takes), of those the tx filter may hold only: a new tx is mostly read from no index.
+   */
   async getTxLocations(txHashes: Uint8Array[]): Promise<Array<TxLocation | null>> {
-    const values = await this.db.getMany(bucketKeysOf(Bucket.txByHash, txHashes));
-    return values.map(readTxLocation);
+    const locations = new Array<TxLocation | null>(txHashes.length).fill(null);
+    const held: number[] = [];
+    for (let i = 0; i < txHashes.length; i++) if (this.txFilter.mayHold(txHashes[i]!)) held.push(i);
+    if (held.length === 0) return locations;
+    const values = await this.db.getMany(
+      bucketKeysOf(
+        Bucket.txByHash,
+        held.map((i) => txHashes[i]!),
+      ),
+    );
+    held.forEach((i, at) => (locations[i] = readTxLocation(values[at])));
+    return locations;
   }
 
   async getState(): Promise<State | null> {
@@ -235,7 +271,7 @@ export class BlockStore {
   }
 
   async setDaHeights(height: bigint, headerDaHeight: bigint, dataDaHeight: bigint): Promise<void> {
-    await this.write([this.daHeightsOp(height, headerDaHeight, dataDaHeight)]);
+    await this.writeBatch([this.daHeightsOp(height, headerDaHeight, dataDaHeight)]);
   }
 
   /**
@@ -245,7 +281,7 @@ export class BlockStore {
   async markDaIncluded(from: bigint, to: bigint, headerDaHeight: bigint, dataDaHeight: bigint): Promise<void> {
     const ops: StoreOp[] = [];
     for (let h = from; h <= to; h++) ops.push(this.daHeightsOp(h, headerDaHeight, dataDaHeight));
-    await this.write(ops);
+    await this.writeBatch(ops);
   }
 
   /**
@@ -271,12 +307,30 @@ export class BlockStore {
   }
 
   async setMetadata(key: MetadataKey | string, value: Uint8Array): Promise<void> {
-    await this.write([this.metadataOp(key, value)]);
+    await this.writeBatch([this.metadataOp(key, value)]);
   }
 
-  /** Writes `ops` in one atomic batch: an executor serving its machine out of the node's process keeps its state and ledger in a store of its own. */
+  /**
+   * Writes `ops` in one atomic batch (an executor serving its machine out of
+   * the node's process keeps its state and ledger in a store of its own).
+   * Every batch the store writes goes through here, so no DA-height write
+   * escapes the listeners or the DA-included height: a block whose DA heights
+   * are written above it moves it, in the same batch, whoever wrote them (the
+   * aggregator's submitter, or a full node that found the block on DA).
+   */
   async writeBatch(ops: StoreOp[]): Promise<void> {
-    await this.write(ops);
+    const daWritten: bigint[] = [];
+    let included = this.daIncluded;
+    for (const op of ops) {
+      if (op.type !== 'put' || op.key[0] !== Bucket.daHeights) continue;
+      const height = readHeight(op.key, 1);
+      daWritten.push(height);
+      if (height > included) included = height;
+    }
+    if (included > this.daIncluded) ops = [...ops, this.metadataOp(MetadataKey.daIncludedHeight, heightBytes(included))];
+    await this.db.batch(ops);
+    if (included > this.daIncluded) this.daIncluded = included;
+    for (const height of daWritten) for (const listener of this.daHeightListeners) listener(height);
   }
 
   /** Reads many keys of a bucket in one call, in order; null where absent. */
@@ -321,21 +375,26 @@ export class BlockStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.mempool.written();
-    await this.db.close();
+    try {
+      await this.mempool.written();
+      // A commit's failure leaves latestHeight below the txs added: a filter holding more txs than the chain is still right.
+      if (this.txFilter.changed) await this.writeBatch([this.metadataOp(MetadataKey.txFilter, this.txFilter.snapshot(this.latestHeight))]);
+    } finally {
+      await this.db.close();
+    }
   }
 }
 
 /**
  * A block's writes but the mempool bucket's: the block, its hash index, its
- * txs' hash index, the state after it and `extraOps` (the executor's).
+ * txs' hash index (of `txHashes`, its txs' txHash), the state after it and `extraOps` (the executor's).
  */
-export function blockOps(block: Block, hash: Uint8Array, state: State, extraOps: StoreOp[], blockBytes: Uint8Array): StoreOp[] {
+function blockOps(block: Block, hash: Uint8Array, state: State, extraOps: StoreOp[], blockBytes: Uint8Array, txHashes: Uint8Array[]): StoreOp[] {
   const height = block.header!.header!.height;
   return [
     { type: 'put', key: heightKey(Bucket.block, height), value: blockBytes },
     { type: 'put', key: bucketKey(Bucket.heightByHash, hash), value: heightBytes(height) },
-    ...txIndexOps(block.data?.txs ?? [], height),
+    ...txIndexOps(txHashes, height),
     { type: 'put', key: bucketKey(Bucket.state), value: toBinary(StateSchema, state) },
     ...extraOps,
   ];
@@ -347,20 +406,20 @@ const TX_KEY_BYTES = 33;
 const TX_ENTRY_BYTES = TX_KEY_BYTES + 12;
 
 /**
- * The tx-hash index entries of a block's txs (sha256 of the tx bytes, as
+ * The tx-hash index entries of a block's txs, given their hashes (sha256 of the tx bytes, as
  * CometBFT's types.Tx.Hash). A tx a later block holds again points there:
  * CometBFT's kv tx indexer also keeps the latest (state/txindex/kv/kv.go).
  * Every key and value is a view of one buffer: three small buffers a tx (and
  * a DataView over each) took ~18 ms of a 1,000-tx block, one takes under 1 ms.
  */
-function txIndexOps(txs: Uint8Array[], height: bigint): StoreOp[] {
-  const entries = new Uint8Array(txs.length * TX_ENTRY_BYTES);
+function txIndexOps(txHashes: Uint8Array[], height: bigint): StoreOp[] {
+  const entries = new Uint8Array(txHashes.length * TX_ENTRY_BYTES);
   const view = new DataView(entries.buffer);
   const ops: StoreOp[] = [];
-  for (let index = 0; index < txs.length; index++) {
+  for (let index = 0; index < txHashes.length; index++) {
     const at = index * TX_ENTRY_BYTES;
     entries[at] = Bucket.txByHash;
-    entries.set(txHash(txs[index]!), at + 1);
+    entries.set(txHashes[index]!, at + 1);
     view.setBigUint64(at + TX_KEY_BYTES, height);
     view.setUint32(at + TX_KEY_BYTES + 8, index);
     ops.push({ type: 'put', key: entries.subarray(at, at + TX_KEY_BYTES), value: entries.subarray(at + TX_KEY_BYTES, at + TX_ENTRY_BYTES) });

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { create, toBinary } from '@bufbuild/protobuf';
-import { BlockStore, decodeStoredBlock, emptyState } from '../../src/store/index.js';
+import { BlockStore, MetadataKey, decodeStoredBlock, emptyState } from '../../src/store/index.js';
 import { BlockSchema, Ed25519Key, StateSchema, headerHash } from '../../src/types/index.js';
 import { Mempool, TxAlreadyKnownError } from '../../src/exec/index.js';
 import { storeOpenRemedy } from '../../src/store/open-error.js';
@@ -102,6 +102,38 @@ describe('BlockStore', () => {
     const again = await BlockStore.open(path);
     cleanups.push(() => again.close());
     expect(again.height()).toBe(3n);
+  });
+
+  it("finds every committed tx after reopening, whatever the tx filter's snapshot covers (an older one, a damaged one)", async () => {
+    const home = tempHome();
+    cleanups.push(home.cleanup);
+    const path = join(home.dir, 'store');
+    const sha256 = (tx: string) => createHash('sha256').update(tx).digest();
+    const commit = async (store: BlockStore, h: bigint) => {
+      const b = makeBlock(h);
+      await store.commitBlock(b, headerHash(b.header!.header!), create(StateSchema, { lastBlockHeight: h }));
+    };
+    const expectFound = async (store: BlockStore) => {
+      expect(await store.getTxLocations([sha256('k1=v'), sha256('k2=v'), sha256('k3=v')])).toEqual([{ height: 1n, index: 0 }, { height: 2n, index: 0 }, null]);
+    };
+    let store = await BlockStore.open(path);
+    await commit(store, 1n);
+    await store.close();
+    store = await BlockStore.open(path);
+    // The snapshot covering block 1 only: as after a crash that left block 2 out of the last one.
+    const older = (await store.getMetadata(MetadataKey.txFilter))!;
+    await commit(store, 2n);
+    await expectFound(store);
+    await store.close();
+    for (const snapshot of [older, new Uint8Array([0, 0, 0, 0, 0, 0, 0, 9, 1, 2, 3])]) {
+      store = await BlockStore.open(path);
+      await store.setMetadata(MetadataKey.txFilter, snapshot);
+      await store.close();
+      store = await BlockStore.open(path);
+      cleanups.push(() => store.close());
+      await expectFound(store);
+      await store.close();
+    }
   });
 
   it('names the process holding the lock', async () => {
