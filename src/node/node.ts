@@ -27,7 +27,6 @@ import type { HaCoordinator, LeaderInfo } from '../ha/index.js';
 import { systemClock } from '../util/index.js';
 import { createBackend } from './backend.js';
 import type { Chain } from './chain.js';
-import { buildHaCoordinator, openEtcd, unlessFenced } from './ha.js';
 import { daInfo, nodeInfo } from './info.js';
 import { StatusNotifier } from './notifier.js';
 import { buildComponents, chainNamespaces, checkGenesis, openDa, openExecution, openStore, type Closers, type CoreComponents } from './parts.js';
@@ -102,6 +101,8 @@ export class Node {
   private onFatal: ((err: Error) => void) | null = null;
   /** Aborted when an HA leader steps down: the DA submitter runs under it. */
   private leading: AbortController | null = null;
+  /** What a producer error does beside `onFatal`: an HA node's wiring lets a fence refusal pass (ha.ts); no other node's commits are fenced. */
+  private unlessFenced = (onFatal: (err: Error) => void) => onFatal;
 
   private constructor(
     readonly opts: NodeOptions,
@@ -124,7 +125,9 @@ export class Node {
     // Everything opened so far, closed in reverse if a later step fails (and by close() once the node runs).
     const closers: Closers = [];
     try {
-      const etcd = config.ha.enabled ? await openEtcd(config, home.paths.home, home.genesis.chainId, closers) : null;
+      // HA's wiring, and with it etcd's client (grpc-js, protobufjs: megabytes of heap), is loaded by an HA node only.
+      const ha = config.ha.enabled ? await import('./ha.js') : null;
+      const etcd = ha ? await ha.openEtcd(config, home.paths.home, home.genesis.chainId, closers) : null;
       const store = await openStore(home.paths, closers, logger, opts.clearCache);
       const metrics = config.instrumentation.prometheus ? createNodeMetrics() : null;
       const { da, localDa, cache } = await openDa(config, home.paths, closers, logger);
@@ -153,9 +156,10 @@ export class Node {
       const p2p = await openNetwork(parts, core, home, closers);
       const node = new Node(opts, { ...core, home, store, localDa, da, namespaces, mempool, executor, p2p, ha: null }, closers);
       node.bound = await node.bind(metrics);
-      if (etcd) {
+      if (ha && etcd) {
         const { rpc } = node.bound;
-        node.c.ha = buildHaCoordinator(
+        node.unlessFenced = ha.unlessFenced;
+        node.c.ha = ha.buildHaCoordinator(
           {
             etcd,
             config,
@@ -278,7 +282,7 @@ export class Node {
   startProducing(): void {
     if (!this.onFatal) throw new Error('call start() on the node before startProducing()');
     if (this.closing) return;
-    this.producer.start(this.controller.signal, unlessFenced(this.onFatal));
+    this.producer.start(this.controller.signal, this.unlessFenced(this.onFatal));
   }
 
   /** Stops block production while the node runs on (a leader become follower); resolves once the block under way is committed. */

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { create } from '@bufbuild/protobuf';
+import { ExecTxResult } from 'cosmjs-types/tendermint/abci/types';
 import { BlockStore } from '../../src/store/index.js';
 import { Ed25519Key, StateSchema, buildBlock, headerHash } from '../../src/types/index.js';
 import { KvExecutor, Mempool, TxRejectedError } from '../../src/exec/index.js';
@@ -119,5 +120,13 @@ describe('KvExecutor', () => {
     }
     expect(await exec.getTxs()).toEqual([enc('a=1'), enc('b=1')]);
     expect(mempool.size).toBe(0);
+  });
+
+  it("answers blockResults with the wire bytes of cosmjs-types' own ExecTxResults (built without loading it)", async () => {
+    const { exec } = await kv();
+    const results = await exec.blockResults(1n, [enc('x=1'), enc('novalue')]);
+    const expected = [ExecTxResult.fromPartial({}), ExecTxResult.fromPartial({ code: 1, log: 'tx must be key=value with a non-empty key' })];
+    expect(results.txResults).toEqual(expected);
+    expect(results.txResults.map((r) => ExecTxResult.encode(r).finish())).toEqual(expected.map((r) => ExecTxResult.encode(r).finish()));
   });
 });
