@@ -2,7 +2,7 @@ import type { Config } from '../config/index.js';
 import { forcedInclusionNamespace, formatHostPort, nodeListenerMove, parsePeerList } from '../config/index.js';
 import type { DaActivity, DaClient, DaNamespaces, LocalDa } from '../da/index.js';
 import type { Executor, Mempool } from '../exec/index.js';
-import { createNodeMetrics, type NodeMetrics, type NodeReadings } from '../metrics/index.js';
+import type { NodeMetrics, NodeReadings } from '../metrics/index.js';
 import { P2PNetwork, type EncodedBlockAt, type EncodedBlockSource } from '../p2p/index.js';
 import { readHome, type Home } from '../home/index.js';
 import type { Logger } from '../log/index.js';
@@ -129,7 +129,8 @@ export class Node {
       const ha = config.ha.enabled ? await import('./ha.js') : null;
       const etcd = ha ? await ha.openEtcd(config, home.paths.home, home.genesis.chainId, closers) : null;
       const store = await openStore(home.paths, closers, logger, opts.clearCache);
-      const metrics = config.instrumentation.prometheus ? createNodeMetrics() : null;
+      // prom-client (and the OpenTelemetry API it loads) only for a node that serves metrics.
+      const metrics = config.instrumentation.prometheus ? (await import('../metrics/index.js')).createNodeMetrics() : null;
       const { da, localDa, cache } = await openDa(config, home.paths, closers, logger);
       const namespaces = chainNamespaces(config, home.genesis);
       const { mempool, executor, execution } = await openExecution(
