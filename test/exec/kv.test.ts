@@ -131,6 +131,28 @@ describe('KvExecutor', () => {
     expect((await reload(store, mempool)).scanned).toBe(true);
   });
 
+  it('scans rather than reads more than 2,000 blocks written since the saved key filter (blocks this executor did not execute)', async () => {
+    const { store, mempool, exec, apply } = await kv();
+    const root1 = await apply(1n, ['x=1'], await exec.initChain());
+    for (let height = 2n; height <= 2_002n; height++) {
+      const block = buildBlock({
+        chainId: 'c',
+        height,
+        time: height,
+        txs: [],
+        lastHeaderHash: new Uint8Array(32),
+        lastDataHash: new Uint8Array(32),
+        appHash: root1,
+        signer,
+      });
+      await store.commitBlock(block, headerHash(block.header!.header!), create(StateSchema, { lastBlockHeight: height }));
+    }
+    const { reloaded, scanned } = await reload(store, mempool);
+    expect(scanned).toBe(true);
+    const result = await reloaded.executeTxs([enc('x=2')], 2_003n, 2_003n, root1);
+    expect(Buffer.from(result.stateRoot)).toEqual(await rootOf(['x=2']));
+  });
+
   it('refuses to build on a state root that is not its own', async () => {
     const { exec } = await kv();
     await expect(exec.executeTxs([enc('x=1')], 1n, 1n, new Uint8Array(32))).rejects.toThrow(/state root mismatch at height 1/);

@@ -164,9 +164,9 @@ export class KvExecutor implements Executor {
    * The saved key filter, brought up to the store's last block by the keys its
    * later blocks wrote (executeTxs writes the key of every key=value tx, and
    * nothing else writes the state); false when there is none to use: none
-   * saved, another format, or saved past the store's height or short of
-   * blocks it no longer holds (a filter missing a key would leave that key's
-   * old value in the sum).
+   * saved, another format, saved past the store's height or short of blocks
+   * it no longer holds (a filter missing a key would leave that key's old
+   * value in the sum), or saved too many blocks ago.
    */
   private async loadSavedKeys(): Promise<boolean> {
     const saved = await this.store.getMetadata(SAVED_KEY_FILTER);
@@ -174,7 +174,8 @@ export class KvExecutor implements Executor {
     if (!saved || !keys) return false;
     const savedAt = readHeight(saved);
     const tip = this.store.height();
-    if (savedAt > tip) return false;
+    // More blocks than a save's interval since (written without this executor): reading them may cost more than the scan.
+    if (savedAt > tip || tip - savedAt > 2n * KEY_FILTER_SAVE_BLOCKS) return false;
     let next = savedAt + 1n;
     for await (const blocks of this.store.blocksInRange(next, tip)) {
       for (const { bytes } of blocks) {
