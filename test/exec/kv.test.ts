@@ -93,13 +93,23 @@ describe('KvExecutor', () => {
     return { reloaded, scanned };
   }
 
+  /**
+   * Restarts an executor over `store` and has it write `tx` on `prevRoot` at
+   * `height`: it scans the state's keys to load when `scans`, and the root it
+   * gives is that of `entries`. The block's store writes.
+   */
+  async function writeAfterRestart(store: BlockStore, mempool: Mempool, scans: boolean, tx: string, height: bigint, prevRoot: Uint8Array, entries: string[]) {
+    const { reloaded, scanned } = await reload(store, mempool);
+    expect(scanned).toBe(scans);
+    const result = await reloaded.executeTxs([enc(tx)], height, height, prevRoot);
+    expect(Buffer.from(result.stateRoot)).toEqual(await rootOf(entries));
+    return result.storeOps!;
+  }
+
   it('takes old values out of the sum after a restart, from the key filter saved with the state: no scan of the keys', async () => {
     const { store, mempool, exec, apply } = await kv();
     const root1 = await apply(1n, ['x=1', 'y=2'], await exec.initChain());
-    const { reloaded, scanned } = await reload(store, mempool);
-    expect(scanned).toBe(false);
-    const result = await reloaded.executeTxs([enc('x=3')], 2n, 2n, root1);
-    expect(Buffer.from(result.stateRoot)).toEqual(await rootOf(['x=3', 'y=2']));
+    await writeAfterRestart(store, mempool, false, 'x=3', 2n, root1, ['x=3', 'y=2']);
   });
 
   it('adds the keys of the blocks after the saved key filter from their txs', async () => {
@@ -108,10 +118,7 @@ describe('KvExecutor', () => {
     // Saved with block 1 only (the next save is 1,000 blocks on): z is in no saved filter.
     const root2 = await apply(2n, ['z=1', 'novalue'], root1);
     const root3 = await apply(3n, ['x=2'], root2);
-    const { reloaded, scanned } = await reload(store, mempool);
-    expect(scanned).toBe(false);
-    const result = await reloaded.executeTxs([enc('z=2')], 4n, 4n, root3);
-    expect(Buffer.from(result.stateRoot)).toEqual(await rootOf(['x=2', 'z=2']));
+    await writeAfterRestart(store, mempool, false, 'z=2', 4n, root3, ['x=2', 'z=2']);
   });
 
   it('scans the state for its keys when the saved key filter is unusable, and saves it again with the next block', async () => {
@@ -120,11 +127,8 @@ describe('KvExecutor', () => {
     const saved = await store.getMetadata('kv_key_filter');
     for (const unusable of [new Uint8Array([1, 2, 3]), Buffer.concat([saved!.subarray(0, 8), new Uint8Array(saved!.length - 8)])]) {
       await store.setMetadata('kv_key_filter', unusable);
-      const { reloaded, scanned } = await reload(store, mempool);
-      expect(scanned).toBe(true);
-      const result = await reloaded.executeTxs([enc('x=3')], 2n, 2n, root1);
-      expect(Buffer.from(result.stateRoot)).toEqual(await rootOf(['x=3', 'y=2']));
-      expect(result.storeOps!.some((op) => op.type === 'put' && Buffer.from(op.key).includes(Buffer.from('kv_key_filter')))).toBe(true);
+      const storeOps = await writeAfterRestart(store, mempool, true, 'x=3', 2n, root1, ['x=3', 'y=2']);
+      expect(storeOps.some((op) => op.type === 'put' && Buffer.from(op.key).includes(Buffer.from('kv_key_filter')))).toBe(true);
     }
     // Saved past the store's last block (which a batch never writes): not trusted either.
     await store.setMetadata('kv_key_filter', Buffer.concat([Buffer.from([0, 0, 0, 0, 0, 0, 0, 9]), saved!.subarray(8)]));
@@ -147,10 +151,7 @@ describe('KvExecutor', () => {
       });
       await store.commitBlock(block, headerHash(block.header!.header!), create(StateSchema, { lastBlockHeight: height }));
     }
-    const { reloaded, scanned } = await reload(store, mempool);
-    expect(scanned).toBe(true);
-    const result = await reloaded.executeTxs([enc('x=2')], 2_003n, 2_003n, root1);
-    expect(Buffer.from(result.stateRoot)).toEqual(await rootOf(['x=2']));
+    await writeAfterRestart(store, mempool, true, 'x=2', 2_003n, root1, ['x=2']);
   });
 
   it('refuses to build on a state root that is not its own', async () => {
