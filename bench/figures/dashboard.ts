@@ -1,29 +1,11 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import type { Bench, BenchOptions } from '../lib/figure.js';
 import { packageRoot, withDeadline } from '../lib/node.js';
+import { cpuPercent } from '../lib/process.js';
 import { row } from '../lib/report.js';
 import { freePort } from '../lib/ports.js';
 import { interleave } from '../lib/rounds.js';
 import { exited, type Scope } from '../lib/scope.js';
-
-const CLOCK_TICKS_PER_S = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-
-/** CPU seconds (user + system) a live process has used, from /proc/<pid>/stat. */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command name (which may hold spaces) start at field 3, `state`; utime and stime are 14 and 15.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S;
-}
-
-/** Share of one core `pid` uses over `windowMs`, in %. */
-async function cpuPercent(pid: number, windowMs: number): Promise<number> {
-  const before = cpuSeconds(pid);
-  const start = performance.now();
-  await new Promise((resolve) => setTimeout(resolve, windowMs));
-  return ((cpuSeconds(pid) - before) / ((performance.now() - start) / 1000)) * 100;
-}
 
 async function poll(check: () => Promise<boolean> | boolean, what: string, timeoutMs: number): Promise<void> {
   await withDeadline(

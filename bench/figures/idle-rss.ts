@@ -35,9 +35,11 @@ export const idleRss: Bench = {
       '127.0.0.1:0',
       '--node.rpc.status_address',
       '127.0.0.1:0',
-      // The devnet's built-in DA on an ephemeral port too, so a DA on 26658 elsewhere cannot clash.
+      // The devnet's built-in DA and P2P on ephemeral ports too, so a DA on 26658 or a node on 7676 elsewhere cannot clash.
       '--node.da.address',
       'http://127.0.0.1:0',
+      '--node.p2p.listen_address',
+      '/ip4/127.0.0.1/tcp/0',
     ];
     const paired = await interleave(
       rounds,
@@ -51,7 +53,7 @@ export const idleRss: Bench = {
         'MB',
         paired,
         { nodedAtMost: 100 },
-        `VmRSS ${idleMs / 1000} s after spawning \`noded start --dev\` (fresh home, ephemeral RPC and built-in DA ports), beside an idle \`node -e "setInterval(()=>{},1000)"\` spawned at the same time; ${rounds} rounds.`,
+        `VmRSS ${idleMs / 1000} s after spawning \`noded start --dev\` (fresh home, ephemeral RPC, built-in DA and P2P ports), beside an idle \`node -e "setInterval(()=>{},1000)"\` spawned at the same time; ${rounds} rounds.`,
       ),
     ];
   },

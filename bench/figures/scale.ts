@@ -3,7 +3,7 @@ import { SYNC_DA_BLOCK_MS, SYNC_TX_BYTES, SYNC_TXS_PER_BLOCK, buildSyncChain, st
 import type { Bench, BenchOptions } from '../lib/figure.js';
 import { buildLongChain, diskBytes, linkCopy, type LongChain } from '../lib/long-chain.js';
 import { packageRoot, startLocalDa } from '../lib/node.js';
-import { residentMb, wallTimeMs } from '../lib/process.js';
+import { cpuPercent, residentMb, wallTimeMs } from '../lib/process.js';
 import { row, type Row, type Target } from '../lib/report.js';
 import { sample } from '../lib/rounds.js';
 import { stopChild, type Scope } from '../lib/scope.js';
@@ -12,11 +12,20 @@ const SMALL_BLOCKS = 1_000;
 /** Distinct heights GetBlock is asked for at each end of the chain, each once (so every answer is read from the store). */
 const GETBLOCK_HEIGHTS = 500;
 const PATH = '/node.v1.StoreService/GetBlock';
+/** A node using less of a core than this over a window is settled: no compaction of its store under way. */
+const SETTLED_CPU_PERCENT = 5;
+const SETTLE_WINDOW_MS = 500;
+/** Longest wait for a node to settle; past it the figures are measured anyway. */
+const SETTLE_LIMIT_MS = 120_000;
 
 /** What one `noded start` on a chain's home measures. */
 interface StartFigures {
   startMs: number;
+  /** From ready to settled (SETTLED_CPU_PERCENT). */
+  settleMs: number;
   rssMb: number;
+  /** The part of rssMb that is pages of mapped files (the node binary, LevelDB's tables). */
+  rssFileMb: number;
   tipP50: number;
   tipP99: number;
   firstP50: number;
@@ -44,10 +53,19 @@ async function getBlockLatencies(rpc: string, heights: number[]): Promise<number
 
 const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => from + i);
 
+/** Waits until `pid` uses less than SETTLED_CPU_PERCENT of a core over a window (at most SETTLE_LIMIT_MS); the ms it waited. */
+async function settle(pid: number): Promise<number> {
+  const start = performance.now();
+  while (performance.now() - start < SETTLE_LIMIT_MS && (await cpuPercent(pid, SETTLE_WINDOW_MS)) >= SETTLED_CPU_PERCENT);
+  return performance.now() - start;
+}
+
 /**
  * Starts the chain's home (a copy: the node writes to its store) as a full node,
- * then measures it: start-up to ready, resident memory after `idleMs`, GetBlock
- * at both ends of the chain, `noded status`.
+ * then measures it: start-up to ready; once it has settled (LevelDB compacts a
+ * store just opened, on a background thread of the node, for seconds on a
+ * large one: GetBlock measured meanwhile measures the compaction), resident
+ * memory after `idleMs`, GetBlock at both ends of the chain, `noded status`.
  */
 async function measureStart(scope: Scope, chain: LongChain, idleMs: number): Promise<StartFigures> {
   const home = linkCopy(scope, chain.home, 'noded-bench-scale-node-');
@@ -55,14 +73,18 @@ async function measureStart(scope: Scope, chain: LongChain, idleMs: number): Pro
   const node = await startFullNodeProcess(scope, home, 'ready');
   const startMs = performance.now() - start;
   try {
+    const settleMs = await settle(node.child.pid!);
     await new Promise((resolve) => setTimeout(resolve, idleMs));
     const rssMb = residentMb(node.child.pid!);
+    const rssFileMb = residentMb(node.child.pid!, 'RssFile');
     const tip = await getBlockLatencies(node.rpc, range(chain.blocks - GETBLOCK_HEIGHTS + 1, GETBLOCK_HEIGHTS));
     const first = await getBlockLatencies(node.rpc, range(1, GETBLOCK_HEIGHTS));
     const statusMs = await wallTimeMs(scope, [`${packageRoot()}bin/run.js`, 'status', '--home', home, '--node', node.rpc]);
     return {
       startMs,
+      settleMs,
       rssMb,
+      rssFileMb,
       tipP50: percentile(tip, 50),
       tipP99: percentile(tip, 99),
       firstP50: percentile(first, 50),
@@ -119,12 +141,20 @@ export const scale: Bench = {
         target,
         `${how}; ${versus}. ${built}. ${rounds} rounds, the chains' order alternating.`,
       );
+    const mb = (side: StartFigures[]) => side.map((f) => f.rssFileMb.toFixed(0)).join(', ');
+    const settled = (side: StartFigures[]) => side.map((f) => (f.settleMs / 1000).toFixed(1)).join(', ');
     const getBlock = (heights: string) =>
-      `POST ${PATH} for ${GETBLOCK_HEIGHTS} distinct heights ${heights}, one after another, each read from the store once, to ${started}`;
+      `POST ${PATH} for ${GETBLOCK_HEIGHTS} distinct heights ${heights}, one after another, each read from the store once, to ${started}, ` +
+      `once it has settled (under ${SETTLED_CPU_PERCENT}% of a core over ${SETTLE_WINDOW_MS} ms: LevelDB compacts a store it has just opened; settled after s, large: ${settled(figures.large)}; small: ${settled(figures.small)}) and ${idleMs / 1000} s more`;
     const storeBytes = diskBytes(readHome(large.chain.home).paths.storeDir);
     return [
       perStart('start-up to ready', 'ms', (f) => f.startMs, `From spawning ${started} to /health/ready answering 200`),
-      perStart('idle RSS after start', 'MB', (f) => f.rssMb, `VmRSS ${idleMs / 1000} s after ${started} was ready`),
+      perStart(
+        'idle RSS after start',
+        'MB',
+        (f) => f.rssMb,
+        `VmRSS ${idleMs / 1000} s after ${started} had settled (as for GetBlock below); of it, pages of mapped files (RssFile: the node binary, LevelDB's tables), large: ${mb(figures.large)}; small: ${mb(figures.small)}`,
+      ),
       perStart('GetBlock p50 at the tip', 'ms', (f) => f.tipP50, getBlock('ending at the tip')),
       perStart('GetBlock p99 at the tip', 'ms', (f) => f.tipP99, getBlock('ending at the tip')),
       perStart('GetBlock p50 at height 1', 'ms', (f) => f.firstP50, getBlock('from height 1')),

@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import type { Config } from '../config/index.js';
 import type { DaNamespaces } from '../da/index.js';
 import { KvExecutor, TxBackpressureError, TxRejectedError, type AbciExecutor, type Executor, type Mempool } from '../exec/index.js';
-import { forwardTx, type LeaderInfo } from '../ha/index.js';
+// ha/forward.js, not ha/index.js: the index loads etcd's client, which only an HA node needs.
+import { forwardTx } from '../ha/forward.js';
+import type { LeaderInfo } from '../ha/index.js';
 import type { Home } from '../home/index.js';
 import type { P2PNetwork } from '../p2p/index.js';
 import type { BlockReads, HaInfo, HealthReport, NodeInfo, RpcBackend } from '../rpc/index.js';

@@ -2,7 +2,7 @@ import type { Config } from '../config/index.js';
 import { forcedInclusionNamespace, formatHostPort, nodeListenerMove, parsePeerList } from '../config/index.js';
 import type { DaActivity, DaClient, DaNamespaces, LocalDa } from '../da/index.js';
 import type { Executor, Mempool } from '../exec/index.js';
-import { createNodeMetrics, type NodeMetrics, type NodeReadings } from '../metrics/index.js';
+import type { NodeMetrics, NodeReadings } from '../metrics/index.js';
 import { P2PNetwork, type EncodedBlockAt, type EncodedBlockSource } from '../p2p/index.js';
 import { readHome, type Home } from '../home/index.js';
 import type { Logger } from '../log/index.js';
@@ -27,7 +27,6 @@ import type { HaCoordinator, LeaderInfo } from '../ha/index.js';
 import { systemClock } from '../util/index.js';
 import { createBackend } from './backend.js';
 import type { Chain } from './chain.js';
-import { buildHaCoordinator, openEtcd, unlessFenced } from './ha.js';
 import { daInfo, nodeInfo } from './info.js';
 import { StatusNotifier } from './notifier.js';
 import { buildComponents, chainNamespaces, checkGenesis, openDa, openExecution, openStore, type Closers, type CoreComponents } from './parts.js';
@@ -108,6 +107,8 @@ export class Node {
   private takingOverDa: Promise<void> = Promise.resolve();
   /** A leader's hand-back of DA from submitter to retriever (stopLeading), under way or done. */
   private standingDown: Promise<void> = Promise.resolve();
+  /** What a producer error does beside `onFatal`: an HA node's wiring lets a fence refusal pass (ha.ts); no other node's commits are fenced. */
+  private unlessFenced = (onFatal: (err: Error) => void) => onFatal;
 
   private constructor(
     readonly opts: NodeOptions,
@@ -130,9 +131,12 @@ export class Node {
     // Everything opened so far, closed in reverse if a later step fails (and by close() once the node runs).
     const closers: Closers = [];
     try {
-      const etcd = config.ha.enabled ? await openEtcd(config, home.paths.home, home.genesis.chainId, closers) : null;
+      // HA's wiring, and with it etcd's client (grpc-js, protobufjs: megabytes of heap), is loaded by an HA node only.
+      const ha = config.ha.enabled ? await import('./ha.js') : null;
+      const etcd = ha ? await ha.openEtcd(config, home.paths.home, home.genesis.chainId, closers) : null;
       const store = await openStore(home.paths, closers, logger, opts.clearCache);
-      const metrics = config.instrumentation.prometheus ? createNodeMetrics() : null;
+      // prom-client (and the OpenTelemetry API it loads) only for a node that serves metrics.
+      const metrics = config.instrumentation.prometheus ? (await import('../metrics/index.js')).createNodeMetrics() : null;
       const { da, localDa, cache } = await openDa(config, home.paths, closers, logger);
       const namespaces = chainNamespaces(config, home.genesis);
       const { mempool, executor, execution } = await openExecution(
@@ -159,9 +163,10 @@ export class Node {
       const p2p = await openNetwork(parts, core, home, closers);
       const node = new Node(opts, { ...core, home, store, localDa, da, namespaces, mempool, executor, p2p, ha: null }, closers);
       node.bound = await node.bind(metrics);
-      if (etcd) {
+      if (ha && etcd) {
         const { rpc } = node.bound;
-        node.c.ha = buildHaCoordinator(
+        node.unlessFenced = ha.unlessFenced;
+        node.c.ha = ha.buildHaCoordinator(
           {
             etcd,
             config,
@@ -285,7 +290,7 @@ export class Node {
   startProducing(): void {
     if (!this.onFatal) throw new Error('call start() on the node before startProducing()');
     if (this.closing) return;
-    this.producer.start(this.controller.signal, unlessFenced(this.onFatal));
+    this.producer.start(this.controller.signal, this.unlessFenced(this.onFatal));
   }
 
   /** Stops block production while the node runs on (a leader become follower); resolves once the block under way is committed. */

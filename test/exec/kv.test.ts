@@ -1,6 +1,7 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { join } from 'node:path';
 import { create } from '@bufbuild/protobuf';
+import { ExecTxResult } from 'cosmjs-types/tendermint/abci/types';
 import { BlockStore } from '../../src/store/index.js';
 import { Ed25519Key, StateSchema, buildBlock, headerHash } from '../../src/types/index.js';
 import { KvExecutor, Mempool, TxRejectedError } from '../../src/exec/index.js';
@@ -76,15 +77,81 @@ describe('KvExecutor', () => {
     expect(hex(await apply(2n, second, root1))).toBe('13cee737997f53fa7ff29cd0fa8ed15334b1d93e17dab3932d227980f12f3e42');
   });
 
-  it('takes old values out of the sum after a restart (its key filter reads the stored keys)', async () => {
-    const { store, mempool, exec, apply } = await kv();
-    const root1 = await apply(1n, ['x=1', 'y=2'], await exec.initChain());
+  /** The root of a state of these entries, built on a fresh store in one block. */
+  async function rootOf(entries: string[]): Promise<Buffer> {
     const fresh = await kv();
-    const expected = await fresh.apply(1n, ['x=3', 'y=2'], await fresh.exec.initChain());
+    return Buffer.from(await fresh.apply(1n, entries, await fresh.exec.initChain()));
+  }
+
+  /** A new executor over `store`, loaded, and whether it scanned the state's keys to load. */
+  async function reload(store: BlockStore, mempool: Mempool) {
+    const scan = vi.spyOn(store, 'bucketKeys');
     const reloaded = new KvExecutor(store, mempool);
     await reloaded.load();
-    const result = await reloaded.executeTxs([enc('x=3')], 2n, 2n, root1);
-    expect(Buffer.from(result.stateRoot)).toEqual(Buffer.from(expected));
+    const scanned = scan.mock.calls.length > 0;
+    scan.mockRestore();
+    return { reloaded, scanned };
+  }
+
+  /**
+   * Restarts an executor over `store` and has it write `tx` on `prevRoot` at
+   * `height`: it scans the state's keys to load when `scans`, and the root it
+   * gives is that of `entries`. The block's store writes.
+   */
+  async function writeAfterRestart(store: BlockStore, mempool: Mempool, scans: boolean, tx: string, height: bigint, prevRoot: Uint8Array, entries: string[]) {
+    const { reloaded, scanned } = await reload(store, mempool);
+    expect(scanned).toBe(scans);
+    const result = await reloaded.executeTxs([enc(tx)], height, height, prevRoot);
+    expect(Buffer.from(result.stateRoot)).toEqual(await rootOf(entries));
+    return result.storeOps!;
+  }
+
+  it('takes old values out of the sum after a restart, from the key filter saved with the state: no scan of the keys', async () => {
+    const { store, mempool, exec, apply } = await kv();
+    const root1 = await apply(1n, ['x=1', 'y=2'], await exec.initChain());
+    await writeAfterRestart(store, mempool, false, 'x=3', 2n, root1, ['x=3', 'y=2']);
+  });
+
+  it('adds the keys of the blocks after the saved key filter from their txs', async () => {
+    const { store, mempool, exec, apply } = await kv();
+    const root1 = await apply(1n, ['x=1'], await exec.initChain());
+    // Saved with block 1 only (the next save is 1,000 blocks on): z is in no saved filter.
+    const root2 = await apply(2n, ['z=1', 'novalue'], root1);
+    const root3 = await apply(3n, ['x=2'], root2);
+    await writeAfterRestart(store, mempool, false, 'z=2', 4n, root3, ['x=2', 'z=2']);
+  });
+
+  it('scans the state for its keys when the saved key filter is unusable, and saves it again with the next block', async () => {
+    const { store, mempool, exec, apply } = await kv();
+    const root1 = await apply(1n, ['x=1', 'y=2'], await exec.initChain());
+    const saved = await store.getMetadata('kv_key_filter');
+    for (const unusable of [new Uint8Array([1, 2, 3]), Buffer.concat([saved!.subarray(0, 8), new Uint8Array(saved!.length - 8)])]) {
+      await store.setMetadata('kv_key_filter', unusable);
+      const storeOps = await writeAfterRestart(store, mempool, true, 'x=3', 2n, root1, ['x=3', 'y=2']);
+      expect(storeOps.some((op) => op.type === 'put' && Buffer.from(op.key).includes(Buffer.from('kv_key_filter')))).toBe(true);
+    }
+    // Saved past the store's last block (which a batch never writes): not trusted either.
+    await store.setMetadata('kv_key_filter', Buffer.concat([Buffer.from([0, 0, 0, 0, 0, 0, 0, 9]), saved!.subarray(8)]));
+    expect((await reload(store, mempool)).scanned).toBe(true);
+  });
+
+  it('scans rather than reads more than 2,000 blocks written since the saved key filter (blocks this executor did not execute)', async () => {
+    const { store, mempool, exec, apply } = await kv();
+    const root1 = await apply(1n, ['x=1'], await exec.initChain());
+    for (let height = 2n; height <= 2_002n; height++) {
+      const block = buildBlock({
+        chainId: 'c',
+        height,
+        time: height,
+        txs: [],
+        lastHeaderHash: new Uint8Array(32),
+        lastDataHash: new Uint8Array(32),
+        appHash: root1,
+        signer,
+      });
+      await store.commitBlock(block, headerHash(block.header!.header!), create(StateSchema, { lastBlockHeight: height }));
+    }
+    await writeAfterRestart(store, mempool, true, 'x=2', 2_003n, root1, ['x=2']);
   });
 
   it('refuses to build on a state root that is not its own', async () => {
@@ -119,5 +186,13 @@ describe('KvExecutor', () => {
     }
     expect(await exec.getTxs()).toEqual([enc('a=1'), enc('b=1')]);
     expect(mempool.size).toBe(0);
+  });
+
+  it("answers blockResults with the wire bytes of cosmjs-types' own ExecTxResults (built without loading it)", async () => {
+    const { exec } = await kv();
+    const results = await exec.blockResults(1n, [enc('x=1'), enc('novalue')]);
+    const expected = [ExecTxResult.fromPartial({}), ExecTxResult.fromPartial({ code: 1, log: 'tx must be key=value with a non-empty key' })];
+    expect(results.txResults).toEqual(expected);
+    expect(results.txResults.map((r) => ExecTxResult.encode(r).finish())).toEqual(expected.map((r) => ExecTxResult.encode(r).finish()));
   });
 });

@@ -1,8 +1,17 @@
+import { endianness } from 'node:os';
+
 /** Keys the first layer holds before a layer four times its size is added. */
 const FIRST_LAYER_KEYS = 1 << 16;
 /** About 1% false positives per layer. */
 const BITS_PER_KEY = 10;
 const PROBES = 7;
+/** Each layer this many times the one before. */
+const GROWTH = 4;
+/**
+ * First word of the filter's bytes: a filter saved with other constants or
+ * hashes reads back as none (the caller then rebuilds it), never as a wrong one.
+ */
+const FORMAT = 0x6b660001;
 
 /** One Bloom filter of a fixed number of keys. */
 class Layer {
@@ -28,6 +37,8 @@ class Layer {
   }
 }
 
+const BIG_ENDIAN = endianness() === 'BE';
+
 /** murmur3's finalizer: spreads every input bit over the whole word. */
 function mix(h: number): number {
   h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
@@ -42,7 +53,48 @@ function mix(h: number): number {
  * number of keys (about 1.3 bytes a key) without knowing it in advance.
  */
 export class KeyFilter {
-  private readonly layers = [new Layer(FIRST_LAYER_KEYS)];
+  private constructor(private readonly layers: Layer[]) {}
+
+  static empty(): KeyFilter {
+    return new KeyFilter([new Layer(FIRST_LAYER_KEYS)]);
+  }
+
+  /**
+   * The filter as bytes, for `fromBytes`: FORMAT, the number of layers, then
+   * each layer's count of keys and its bits, all 32-bit little-endian words.
+   */
+  toBytes(): Uint8Array {
+    const out = Buffer.allocUnsafe(this.layers.reduce((size, layer) => size + 4 + layer.bits.byteLength, 8));
+    out.writeUInt32LE(FORMAT, 0);
+    out.writeUInt32LE(this.layers.length, 4);
+    let at = 8;
+    for (const layer of this.layers) {
+      out.writeUInt32LE(layer.count, at);
+      out.set(new Uint8Array(layer.bits.buffer, layer.bits.byteOffset, layer.bits.byteLength), at + 4);
+      if (BIG_ENDIAN) out.subarray(at + 4, at + 4 + layer.bits.byteLength).swap32();
+      at += 4 + layer.bits.byteLength;
+    }
+    return out;
+  }
+
+  /** The filter `toBytes` wrote; null for bytes it could not have written (another format, cut short). */
+  static fromBytes(bytes: Uint8Array): KeyFilter | null {
+    const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    if (buf.length < 8 || buf.readUInt32LE(0) !== FORMAT) return null;
+    const layers: Layer[] = [];
+    let at = 8;
+    for (let i = 0, capacity = FIRST_LAYER_KEYS; i < buf.readUInt32LE(4); i++, capacity *= GROWTH) {
+      const layer = new Layer(capacity);
+      const end = at + 4 + layer.bits.byteLength;
+      if (end > buf.length) return null;
+      layer.count = buf.readUInt32LE(at);
+      new Uint8Array(layer.bits.buffer).set(buf.subarray(at + 4, end));
+      if (BIG_ENDIAN) Buffer.from(layer.bits.buffer).swap32();
+      layers.push(layer);
+      at = end;
+    }
+    return at === buf.length && layers.length > 0 ? new KeyFilter(layers) : null;
+  }
 
   /** Adds a key; false when it surely was not in the set before. */
   add(key: Uint8Array): boolean {
@@ -54,7 +106,7 @@ export class KeyFilter {
     for (const layer of this.layers) if (layer.probe(h1, h2, false)) return true; // its bits stay set: nothing to add
     let last = this.layers[this.layers.length - 1]!;
     if (last.count >= last.capacity) {
-      last = new Layer(last.capacity * 4);
+      last = new Layer(last.capacity * GROWTH);
       this.layers.push(last);
     }
     last.probe(h1, h2, true);

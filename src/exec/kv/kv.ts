@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
-import { ExecTxResult } from 'cosmjs-types/tendermint/abci/types';
-import { Bucket, MetadataKey, bucketKeysOf, stringKey, type BlockStore, type StoreOp } from '../../store/index.js';
+import type { ExecTxResult } from 'cosmjs-types/tendermint/abci/types';
+import { Bucket, MetadataKey, bucketKeysOf, heightBytes, readHeight, stringKey, type BlockStore, type StoreOp } from '../../store/index.js';
+import { decodeBlock } from '../../types/index.js';
 import { TxRejectedError, type BlockResults, type ExecResult, type Executor } from '../executor.js';
 import { filterBySize, type FilterStatus } from '../filter.js';
 import type { Mempool } from '../mempool.js';
@@ -11,6 +12,18 @@ export const MAX_BLOCK_TXS = 10_000;
 export const MAX_BLOCK_TX_BYTES = 8 * 1024 * 1024;
 
 const TWO_POW_32 = 0x1_0000_0000;
+
+/**
+ * Metadata key of the saved key filter: the height of the state it holds
+ * every key of (8 bytes), then the filter (KeyFilter.toBytes).
+ */
+const SAVED_KEY_FILTER = 'kv_key_filter';
+/**
+ * Blocks between two saves of the key filter, each in the batch of the block
+ * whose state it covers: a start reads the txs of at most this many blocks
+ * (and the one a pipelined chain executed past it) instead of every state key.
+ */
+const KEY_FILTER_SAVE_BLOCKS = 1_000n;
 
 /**
  * A number mod 2^256 as eight 32-bit limbs, most significant first (a sha256
@@ -81,6 +94,23 @@ const NOT_KEY_VALUE = 'tx must be key=value with a non-empty key';
 const keyEnd = (tx: Uint8Array) => tx.indexOf(0x3d);
 
 /**
+ * An ExecTxResult with every other field at its zero value, as cosmjs-types'
+ * ExecTxResult.fromPartial fills it (the test compares them): built here so a
+ * kv node does not load cosmjs-types' ABCI codecs, megabytes of heap it never
+ * uses otherwise.
+ */
+const txResult = (code: number, log: string): ExecTxResult => ({
+  code,
+  data: new Uint8Array(0),
+  log,
+  info: '',
+  gasWanted: 0n,
+  gasUsed: 0n,
+  events: [],
+  codespace: '',
+});
+
+/**
  * The built-in key/value state machine. Its state lives in the node's store
  * (bucket kvState) and its writes join the block's batch, so state and chain
  * cannot drift apart after a crash.
@@ -94,7 +124,9 @@ export class KvExecutor implements Executor {
   /** sha256 of the sum's bytes, kept beside it. */
   private root = stateRootOf(this.sum);
   /** Every key in the state (loaded by `load()`, then kept up with every block). */
-  private readonly keys = new KeyFilter();
+  private keys = KeyFilter.empty();
+  /** Height of the last block whose batch carries the key filter; null: the next block's must (none in the store is known good). */
+  private keysSavedAt: bigint | null = null;
   /**
    * The last block executed: its writes by key (latin1), each the tx that
    * wrote it. A pipelined chain executes a block while the one before is being
@@ -114,10 +146,50 @@ export class KvExecutor implements Executor {
     private readonly maxBlockTxBytes = MAX_BLOCK_TX_BYTES,
   ) {}
 
-  /** Loads the sum committed with the last block, and the state's keys into the key filter (a few seconds a million keys). */
+  /**
+   * Loads the sum committed with the last block, and the key filter: the one
+   * saved with the state of an earlier block, with the keys of the blocks
+   * since added from their txs; failing that, every key of the state (a few
+   * seconds a million keys), saved again with the next block.
+   */
   async load(): Promise<void> {
     this.setSum(Sum256.fromBytes((await this.store.getMetadata(MetadataKey.kvStateRoot)) ?? new Uint8Array(0)));
+    if (await this.loadSavedKeys()) return;
+    this.keys = KeyFilter.empty();
+    this.keysSavedAt = null;
     for await (const batch of this.store.bucketKeys(Bucket.kvState)) for (const key of batch) this.keys.add(key);
+  }
+
+  /**
+   * The saved key filter, brought up to the store's last block by the keys its
+   * later blocks wrote (executeTxs writes the key of every key=value tx, and
+   * nothing else writes the state); false when there is none to use: none
+   * saved, another format, saved past the store's height or short of blocks
+   * it no longer holds (a filter missing a key would leave that key's old
+   * value in the sum), or saved too many blocks ago.
+   */
+  private async loadSavedKeys(): Promise<boolean> {
+    const saved = await this.store.getMetadata(SAVED_KEY_FILTER);
+    const keys = saved && saved.length > 8 ? KeyFilter.fromBytes(saved.subarray(8)) : null;
+    if (!saved || !keys) return false;
+    const savedAt = readHeight(saved);
+    const tip = this.store.height();
+    // More blocks than a save's interval since (written without this executor): reading them may cost more than the scan.
+    if (savedAt > tip || tip - savedAt > 2n * KEY_FILTER_SAVE_BLOCKS) return false;
+    let next = savedAt + 1n;
+    for await (const blocks of this.store.blocksInRange(next, tip)) {
+      for (const { bytes } of blocks) {
+        for (const tx of decodeBlock(bytes).data?.txs ?? []) {
+          const eq = keyEnd(tx);
+          if (eq > 0) keys.add(tx.subarray(0, eq));
+        }
+      }
+      next += BigInt(blocks.length);
+    }
+    if (next <= tip) return false;
+    this.keys = keys;
+    this.keysSavedAt = savedAt;
+    return true;
   }
 
   stateRoot(): Uint8Array {
@@ -192,6 +264,11 @@ export class KvExecutor implements Executor {
     this.setSum(sum);
     this.lastBlockWrites = lastWrites;
     storeOps.push(this.store.metadataOp(MetadataKey.kvStateRoot, sum.bytes()));
+    if (this.keysSavedAt === null || height - this.keysSavedAt >= KEY_FILTER_SAVE_BLOCKS) {
+      // The filter holds this block's keys already: saved in its batch, it covers the state that batch writes.
+      storeOps.push(this.store.metadataOp(SAVED_KEY_FILTER, Buffer.concat([heightBytes(height), this.keys.toBytes()])));
+      this.keysSavedAt = height;
+    }
     return { stateRoot: this.root, storeOps };
   }
 
@@ -204,7 +281,7 @@ export class KvExecutor implements Executor {
    */
   async blockResults(_height: bigint, txs: Uint8Array[]): Promise<BlockResults> {
     return {
-      txResults: txs.map((tx) => ExecTxResult.fromPartial(keyEnd(tx) > 0 ? {} : { code: 1, log: NOT_KEY_VALUE })),
+      txResults: txs.map((tx) => (keyEnd(tx) > 0 ? txResult(0, '') : txResult(1, NOT_KEY_VALUE))),
       events: [],
       validatorUpdates: [],
       appHash: new Uint8Array(0),
