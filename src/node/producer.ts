@@ -165,15 +165,17 @@ export class BlockProducer {
         txs.forced?.commit();
         lastBlockAt = Date.now();
         this.uncommitted++;
-        lastCommitted = committed.finally(() => this.uncommitted--).then(() => {
-          if (this.metrics) {
-            this.metrics.blockTxs.observe(txs.txs.length);
-            // The first block after a start has no previous one to measure from.
-            if (previousCommitAt > 0) this.metrics.blockInterval.observe((this.chain.lastCommitAt - previousCommitAt) / 1000);
-            previousCommitAt = this.chain.lastCommitAt;
-          }
-          this.logger.debug({ height: Number(block.header!.header!.height), txs: txs.txs.length }, 'produced block');
-        });
+        lastCommitted = committed
+          .finally(() => this.uncommitted--)
+          .then(() => {
+            if (this.metrics) {
+              this.metrics.blockTxs.observe(txs.txs.length);
+              // The first block after a start has no previous one to measure from.
+              if (previousCommitAt > 0) this.metrics.blockInterval.observe((this.chain.lastCommitAt - previousCommitAt) / 1000);
+              previousCommitAt = this.chain.lastCommitAt;
+            }
+            this.logger.debug({ height: Number(block.header!.header!.height), txs: txs.txs.length }, 'produced block');
+          });
         // A failed commit stops the loop at the next block's build (Chain.build waits on it), or below.
         lastCommitted.catch(() => undefined);
       }
