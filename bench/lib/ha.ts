@@ -2,9 +2,10 @@ import type { ChildProcess } from 'node:child_process';
 import { appendFileSync, copyFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { daNamespaces } from '../../src/config/index.js';
-import { DaClient, decodeHeaderBlob } from '../../src/da/index.js';
+import { DaClient } from '../../src/da/index.js';
 import { initHome } from '../../src/home/index.js';
 import { headerHash } from '../../src/types/index.js';
+import { chainHeadersOnDa } from './da-headers.js';
 import { packageRoot } from './node.js';
 import { exited, type Scope } from './scope.js';
 
@@ -191,23 +192,13 @@ export async function chainBlocks(rpc: string, top: number): Promise<ChainBlock[
 export async function daHeaderHashes(daAddress: string): Promise<Map<number, Set<string>>> {
   const client = new DaClient({ address: daAddress, authToken: '', requestTimeoutMs: 10_000 });
   try {
-    const head = await client.networkHead();
-    const ns = daNamespaces(HA_CHAIN_ID, '');
     const seen = new Map<number, Set<string>>();
-    for (let h = 1n; h <= head; h++) {
-      for (const blob of await client.getAll(h, [ns.header])) {
-        let header;
-        try {
-          header = decodeHeaderBlob(blob.data).signed.header;
-        } catch {
-          continue; // block data shares the namespace
-        }
-        if (!header || header.chainId !== HA_CHAIN_ID) continue;
-        const height = Number(header.height);
-        const hashes = seen.get(height) ?? new Set<string>();
-        hashes.add(Buffer.from(headerHash(header)).toString('hex'));
-        seen.set(height, hashes);
-      }
+    const headers = chainHeadersOnDa(client, HA_CHAIN_ID, daNamespaces(HA_CHAIN_ID, '').header, await client.networkHead());
+    for await (const header of headers) {
+      const height = Number(header.height);
+      const hashes = seen.get(height) ?? new Set<string>();
+      hashes.add(Buffer.from(headerHash(header)).toString('hex'));
+      seen.set(height, hashes);
     }
     return seen;
   } finally {

@@ -1,4 +1,5 @@
-import { DaClient, decodeDataBlob, decodeHeaderBlob, type DaSubmission } from '../../src/da/index.js';
+import { chainHeadersOnDa } from '../../bench/lib/da-headers.js';
+import { DaClient, decodeDataBlob, type DaSubmission } from '../../src/da/index.js';
 import { daNamespaces } from '../../src/config/index.js';
 import { NodedProcess, waitFor } from './daemon.js';
 
@@ -80,19 +81,12 @@ export async function blobPostings(daAddress: string, chainId: string, dataNames
     const head = await client.networkHead();
     const ns = daNamespaces(chainId, dataNamespace);
     const postings: Postings = { headers: new Map(), data: new Map(), daHeights: head };
+    for await (const header of chainHeadersOnDa(client, chainId, ns.header, head)) {
+      // Block data in the same namespace can decode as a header of this chain: a real header names its proposer.
+      if (header.proposerAddress.length > 0) count(postings.headers, header.height);
+    }
+    if (!dataNamespace) return postings;
     for (let h = 1n; h <= head; h++) {
-      for (const blob of await client.getAll(h, [ns.header])) {
-        // Without a data namespace, block data shares this one (ev-node's default): count only what decodes as this chain's header.
-        let header;
-        try {
-          header = decodeHeaderBlob(blob.data).signed.header;
-        } catch {
-          continue;
-        }
-        if (!header || header.chainId !== chainId || header.proposerAddress.length === 0) continue;
-        count(postings.headers, header.height);
-      }
-      if (!dataNamespace) continue;
       for (const blob of await client.getAll(h, [ns.data])) {
         const metadata = decodeDataBlob(blob.data).data.metadata;
         if (metadata?.chainId === chainId) count(postings.data, metadata.height);
