@@ -4,7 +4,8 @@ import type { NodeMetrics } from '../metrics/index.js';
 import { decodeStoredBlock, type BlockStore } from '../store/index.js';
 import { headerHash, type Ed25519Key } from '../types/index.js';
 import { Backoff, type Clock, runLoop } from '../util/index.js';
-import { decodeHeaderBlob, storedBlockBlobs, type DaNamespaces } from './blobs.js';
+import { BlobSigner } from './blob-signer.js';
+import { BlobLayout, decodeHeaderBlob, type DaNamespaces, type UnsignedBlock } from './blobs.js';
 import type { DaCache } from './cache.js';
 import { submitOptions, type Blob, type BlobApi } from './client.js';
 import { CELESTIA_MIN_GAS_PRICE } from './types.js';
@@ -98,9 +99,6 @@ interface Batch {
   full: boolean;
 }
 
-/** Blocks signed at once while a batch is filled. */
-const SIGNING_WINDOW = 64;
-
 const emptyBatch = (from: bigint, cap: number): Batch => ({ from, to: from - 1n, blobs: [], bytes: 0, cap, full: false });
 
 /**
@@ -125,6 +123,10 @@ export class DaSubmitter {
    * holds that one: a full batch of blocks takes about a DA round trip to sign.
    */
   private prepared: Promise<Batch> | null = null;
+  private readonly layout: BlobLayout;
+  private readonly signer: BlobSigner;
+  /** Blocks read from the store past the last batch filled (the rest of the read that filled it): the next batch starts with them. */
+  private readAhead: UnsignedBlock[] = [];
   readonly activity: DaActivity = { lastSuccessAt: 0, lastError: null, failingSince: 0 };
 
   constructor(
@@ -141,6 +143,8 @@ export class DaSubmitter {
     this.gasPrice = opts.gasPrice;
     this.sizeCap = opts.maxBlobSize;
     this.backoff = new Backoff({ baseMs: opts.retryBaseMs, maxMs: opts.retryMaxMs });
+    this.layout = new BlobLayout(namespaces, opts.signer);
+    this.signer = new BlobSigner(this.layout, opts.signer);
   }
 
   status(): SubmitterStatus {
@@ -160,6 +164,7 @@ export class DaSubmitter {
     await this.loop;
     // A batch being prepared reads the store: done before the node closes it. Its failure, if any, no longer matters.
     await this.prepared?.catch(() => undefined);
+    await this.signer.close();
   }
 
   private waitForBlock(signal: AbortSignal): Promise<void> {
@@ -281,25 +286,38 @@ export class DaSubmitter {
 
   /**
    * Adds to `batch` the blocks after it up to `head` whose blobs fit its cap
-   * (at least one block). Blocks are signed SIGNING_WINDOW at a time, on the
-   * threadpool: at most that many signed past the cap go unused.
+   * (at least one block), then signs them, all at once. Each block is read
+   * once: what a read brings past the cap waits in readAhead for the next batch.
    */
   private async fill(batch: Batch, head: bigint): Promise<Batch> {
-    read: for await (const stored of this.store.blocksInRange(batch.to + 1n, head)) {
-      for (let i = 0; i < stored.length; i += SIGNING_WINDOW) {
-        const window = stored.slice(i, i + SIGNING_WINDOW);
-        const signed = await Promise.all(window.map((block) => storedBlockBlobs(block.bytes, this.namespaces, this.opts.signer)));
-        for (const [j, own] of signed.entries()) {
-          const size = own.reduce((sum, b) => sum + b.data.length, 0);
-          batch.full = batch.blobs.length > 0 && batch.bytes + size > batch.cap;
-          if (batch.full) break read;
-          batch.blobs.push(...own);
-          batch.bytes += size;
-          batch.to = window[j]!.height;
+    const blocks: UnsignedBlock[] = [];
+    let bytes = batch.bytes;
+    let to = batch.to;
+    const take = (block: UnsignedBlock): boolean => {
+      batch.full = (batch.blobs.length > 0 || blocks.length > 0) && bytes + block.bytes > batch.cap;
+      if (batch.full) return false;
+      blocks.push(block);
+      bytes += block.bytes;
+      to = block.height;
+      return true;
+    };
+    const ahead = this.readAhead[0]?.height === to + 1n ? this.readAhead.filter((b) => b.height <= head) : [];
+    this.readAhead = [];
+    const rest = ahead.findIndex((block) => !take(block));
+    if (rest >= 0) this.readAhead = ahead.slice(rest);
+    else if (to < head) {
+      read: for await (const stored of this.store.blocksInRange(to + 1n, head)) {
+        for (const [i, { height, bytes: blockBytes }] of stored.entries()) {
+          if (take(this.layout.stored(height, blockBytes))) continue;
+          this.readAhead = stored.slice(i).map((b) => this.layout.stored(b.height, b.bytes));
+          break read;
         }
       }
     }
-    if (!batch.full && batch.to < head) throw new Error(`block ${batch.to + 1n} is missing from the store although the chain is at ${head}`);
+    if (!batch.full && to < head) throw new Error(`block ${to + 1n} is missing from the store although the chain is at ${head}`);
+    if (blocks.length > 0) batch.blobs.push(...(await this.signer.sign(blocks)));
+    batch.bytes = bytes;
+    batch.to = to;
     return batch;
   }
 
