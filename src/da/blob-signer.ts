@@ -32,17 +32,24 @@ function signingThread(threads: typeof import('node:worker_threads'), crypto: ty
 
 const SIGNING_THREAD_SOURCE = `(${signingThread.toString()})(require('node:worker_threads'), require('node:crypto'), ${signPacked.toString()})`;
 
+/** Blocks in a batch from which it is signed on the signing thread: a few blocks cost the event loop less than the trip. */
+export const SIGNING_THREAD_MIN_BLOCKS = 64;
+/** How long the signing thread is kept without work: it holds about 10 MB, which a node posting a block or two at a time never needs. */
+const SIGNING_THREAD_IDLE_MS = 10_000;
+
 /**
- * Signs batches of blobs on a thread of their own: a batch is a few thousand
- * ed25519 signatures, and node:crypto's sign costs the calling thread about as
- * much with a callback (the threadpool) as without, so on the event loop it
- * would hold back everything else the node serves. The thread starts with the
- * first batch and ends with close() (a later batch starts it again).
+ * Signs batches of blobs, a large one (a backlog) on a thread of its own: it
+ * is a few thousand ed25519 signatures, and node:crypto's sign costs the
+ * calling thread about as much with a callback (the threadpool) as without,
+ * so on the event loop it would hold back everything else the node serves.
+ * The thread starts with a large batch and ends once idle for
+ * SIGNING_THREAD_IDLE_MS, or with close().
  */
 export class BlobSigner {
   private worker: Worker | null = null;
   private readonly waiting = new Map<number, { resolve: (answer: Answer) => void; reject: (err: Error) => void }>();
   private nextId = 0;
+  private idleTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly layout: BlobLayout,
@@ -52,6 +59,7 @@ export class BlobSigner {
   /** The blocks' blobs, signed by the key, in order. */
   async sign(blocks: UnsignedBlock[]): Promise<Blob[]> {
     const packed = this.layout.pack(blocks);
+    if (blocks.length < SIGNING_THREAD_MIN_BLOCKS) return this.layout.signHere(packed, this.key);
     const id = this.nextId++;
     const worker = this.thread();
     const answer = await new Promise<Answer>((resolve, reject) => {
@@ -65,6 +73,8 @@ export class BlobSigner {
   }
 
   private thread(): Worker {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
     if (this.worker) return this.worker;
     const b64url = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64url');
     const workerData: SigningThreadData = {
@@ -76,7 +86,10 @@ export class BlobSigner {
     worker.on('message', (answer: Answer) => {
       const waiter = this.waiting.get(answer.id);
       this.waiting.delete(answer.id);
-      if (this.waiting.size === 0) worker.unref();
+      if (this.waiting.size === 0) {
+        worker.unref();
+        this.idleTimer = setTimeout(() => void this.close(), SIGNING_THREAD_IDLE_MS).unref();
+      }
       waiter?.resolve(answer);
     });
     const fail = (err: Error) => {
@@ -92,8 +105,15 @@ export class BlobSigner {
 
   /** Ends the thread: a batch still being signed fails. */
   async close(): Promise<void> {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = null;
     const worker = this.worker;
     this.worker = null;
-    await worker?.terminate();
+    if (!worker) return;
+    // Its exit must not fail the batches of a thread started after it.
+    worker.removeAllListeners();
+    for (const waiter of this.waiting.values()) waiter.reject(new Error('the DA signing thread was closed'));
+    this.waiting.clear();
+    await worker.terminate();
   }
 }
