@@ -87,6 +87,12 @@ const MAX_RECONCILE_SCAN = 10_000;
  */
 const HEAD_REUSE_DA_BLOCKS = 64;
 
+interface Recording {
+  to: bigint;
+  daHeight: bigint;
+  done: Promise<void>;
+}
+
 /** Blocks `from..to` as the blobs of one submission, filled up to `cap` bytes (at least one block). */
 interface Batch {
   from: bigint;
@@ -127,6 +133,8 @@ export class DaSubmitter {
   private readonly signer: BlobSigner;
   /** Blocks read from the store past the last batch filled (the rest of the read that filled it): the next batch starts with them. */
   private readAhead: UnsignedBlock[] = [];
+  /** The last included submission, being recorded in the store (record). */
+  private recording: Recording | null = null;
   readonly activity: DaActivity = { lastSuccessAt: 0, lastError: null, failingSince: 0 };
 
   constructor(
@@ -187,52 +195,100 @@ export class DaSubmitter {
   private async run(signal: AbortSignal): Promise<void> {
     // Without a cache file nothing says what was in flight before: look on DA for every pending block.
     let searchAll = !this.cache.loaded;
-    while (!signal.aborted) {
-      const from = this.store.daIncludedHeight() + 1n;
-      if (from > this.store.height()) {
-        await this.waitForBlock(signal);
-        continue;
-      }
-      const { blobs, to, bytes } = await this.nextBatch(from, this.store.height());
-      this.metrics?.daAttempts.inc();
-      this.metrics?.daGasPrice.set(this.gasPrice);
-      try {
-        // A submission that failed after it was sent may still have been included: look before sending again.
-        if (searchAll || this.cache.get().pending) {
-          await this.reconcile(signal);
-          searchAll = false;
-          // Found on DA from an earlier attempt: that attempt succeeded after all, and DA is no longer failing.
-          if (this.store.daIncludedHeight() >= from) {
-            this.succeeded();
-            continue;
-          }
+    try {
+      while (!signal.aborted) {
+        const from = this.recordedThrough() + 1n;
+        if (from > this.store.height()) {
+          // Settled before waiting, then looked at again: a block made meanwhile woke no one.
+          if (this.recording) await this.settleRecording();
+          else await this.waitForBlock(signal);
+          continue;
         }
-        const daHeadBefore = await this.daHeadBefore(signal);
-        this.cache.update({ pending: { fromHeight: from.toString(), toHeight: to.toString(), daHeadBefore: daHeadBefore.toString() } });
-        this.prepareNext(to + 1n);
-        let daHeight: bigint;
+        const { blobs, to, bytes } = await this.nextBatch(from, this.store.height());
+        this.metrics?.daAttempts.inc();
+        this.metrics?.daGasPrice.set(this.gasPrice);
         try {
-          daHeight = await this.client.submit(blobs, submitOptions({ gasPrice: this.gasPrice, maxGasPrice: this.opts.maxGasPrice }), signal);
+          // A submission that failed after it was sent may still have been included: look before sending again.
+          if (searchAll || this.unrecordedSubmission()) {
+            await this.settleRecording();
+            await this.reconcile(signal);
+            searchAll = false;
+            // Found on DA from an earlier attempt: that attempt succeeded after all, and DA is no longer failing.
+            if (this.store.daIncludedHeight() >= from) {
+              this.succeeded();
+              continue;
+            }
+          }
+          const daHeadBefore = await this.daHeadBefore(signal);
+          this.cache.update({ pending: { fromHeight: from.toString(), toHeight: to.toString(), daHeadBefore: daHeadBefore.toString() } });
+          this.prepareNext(to + 1n);
+          let daHeight: bigint;
+          try {
+            daHeight = await this.client.submit(blobs, submitOptions({ gasPrice: this.gasPrice, maxGasPrice: this.opts.maxGasPrice }), signal);
+          } catch (err) {
+            await this.settleRecording();
+            // Refused before the DA node took it: there is nothing to find on DA before posting again.
+            if (err instanceof DaError && !mayBeIncluded(err)) this.cache.update({ pending: null });
+            throw err;
+          }
+          await this.settleRecording();
+          this.learnedDaHead(daHeight);
+          this.recording = this.record(from, to, daHeight);
+          this.succeeded();
+          this.metrics?.daSubmittedBlobs.inc(blobs.length);
+          this.metrics?.daSubmittedBytes.inc(bytes);
+          this.logger.info({ heights: span(from, to), daHeight: Number(daHeight), blobs: blobs.length, bytes }, 'submitted blocks to DA');
         } catch (err) {
-          // Refused before the DA node took it: there is nothing to find on DA before posting again.
-          if (err instanceof DaError && !mayBeIncluded(err)) this.cache.update({ pending: null });
-          throw err;
+          if (!(err instanceof DaError)) throw err;
+          this.failed(err, from, to);
+          if (err.reason === 'too_big' && to > from) continue;
+          await this.clock.sleep(this.retryDelayMs, signal);
         }
-        this.learnedDaHead(daHeight);
-        await this.store.markDaIncluded(from, to, daHeight, daHeight);
-        this.cache.update({ pending: null });
-        await this.executor.setFinal(to);
-        this.succeeded();
-        this.metrics?.daSubmittedBlobs.inc(blobs.length);
-        this.metrics?.daSubmittedBytes.inc(bytes);
-        this.logger.info({ heights: span(from, to), daHeight: Number(daHeight), blobs: blobs.length, bytes }, 'submitted blocks to DA');
-      } catch (err) {
-        if (!(err instanceof DaError)) throw err;
-        this.failed(err, from, to);
-        if (err.reason === 'too_big' && to > from) continue;
-        await this.clock.sleep(this.retryDelayMs, signal);
       }
+    } finally {
+      await this.settleRecording();
     }
+  }
+
+  /**
+   * Writes an included submission's DA height to the store, and tells the
+   * execution layer its blocks are final, while the next submission is sent:
+   * the cache still names the submission until the next one replaces it, and a
+   * search after a crash covers its DA height (daHeadBefore), so nothing waits
+   * on the write.
+   */
+  private record(from: bigint, to: bigint, daHeight: bigint): Recording {
+    const done = (async () => {
+      await this.store.markDaIncluded(from, to, daHeight, daHeight);
+      await this.executor.setFinal(to);
+    })();
+    // Awaited by settleRecording; until then a failure must not go unhandled.
+    done.catch(() => undefined);
+    return { to, daHeight, done };
+  }
+
+  /** Waits for the last submission's recording, if any: a failed store write stops the submitter. */
+  private async settleRecording(): Promise<void> {
+    const recording = this.recording;
+    this.recording = null;
+    await recording?.done;
+  }
+
+  /** The last block that is on DA, counting the submission being recorded. */
+  private recordedThrough(): bigint {
+    const stored = this.store.daIncludedHeight();
+    return this.recording && this.recording.to > stored ? this.recording.to : stored;
+  }
+
+  /**
+   * Whether the submission the cache names may be on DA without the store
+   * knowing: it failed after it was sent, or the node stopped while it was in
+   * flight. One that was included stays named until the next is sent, and
+   * needs no search.
+   */
+  private unrecordedSubmission(): boolean {
+    const pending = this.cache.get().pending;
+    return !!pending && BigInt(pending.toHeight) > this.recordedThrough();
   }
 
   /**
@@ -245,12 +301,14 @@ export class DaSubmitter {
    * Only once that height is older than HEAD_REUSE_DA_BLOCKS DA block times (the
    * node waited that long for blocks, or for DA) is the head asked again, so it
    * adds at most that many heights to a search after a crash, whose reach
-   * stays MAX_RECONCILE_SCAN.
+   * stays MAX_RECONCILE_SCAN. While the last submission is being recorded,
+   * the height below its inclusion stands in: one more height to read.
    */
   private async daHeadBefore(signal: AbortSignal): Promise<bigint> {
     const known = this.knownDaHead;
-    if (known && this.clock.now() - known.at <= HEAD_REUSE_DA_BLOCKS * this.opts.daBlockTimeMs) return known.height;
-    return this.networkHead(signal);
+    const head = known && this.clock.now() - known.at <= HEAD_REUSE_DA_BLOCKS * this.opts.daBlockTimeMs ? known.height : await this.networkHead(signal);
+    // The last submission's blocks may not be in the store yet (record): a search starts at their DA height, to find them too.
+    return this.recording && this.recording.daHeight <= head ? this.recording.daHeight - 1n : head;
   }
 
   private async networkHead(signal: AbortSignal): Promise<bigint> {
