@@ -259,6 +259,8 @@ export class DaSubmitter {
    */
   private record(from: bigint, to: bigint, daHeight: bigint): Recording {
     const done = (async () => {
+      // Once the next submission is on its way: the store's batch for a full submission takes a while to build.
+      await new Promise((resolve) => setImmediate(resolve));
       await this.store.markDaIncluded(from, to, daHeight, daHeight);
       await this.executor.setFinal(to);
     })();
