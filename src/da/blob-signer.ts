@@ -37,7 +37,7 @@ const SIGNING_THREAD_SOURCE = `(${signingThread.toString()})(require('node:worke
 export const SIGNING_THREAD_MIN_BLOCKS = 64;
 /** How long the signing threads are kept without work: each holds about 10 MB, which a node posting a block or two at a time never needs. */
 const SIGNING_THREAD_IDLE_MS = 10_000;
-/** Signing threads at most: a batch is split among them, one per core. */
+/** Signing threads at most: a batch is split among them, one per core but the event loop's. */
 const MAX_SIGNING_THREADS = 4;
 
 /** One signing thread, and the batches it was given, answered in turn. */
@@ -95,7 +95,7 @@ class SigningThread {
 
 /**
  * Signs batches of blobs, a large one (a backlog) split among threads of
- * their own, one per core: it is a few thousand ed25519 signatures, and
+ * their own, one per core but the event loop's: it is a few thousand ed25519 signatures, and
  * node:crypto's sign costs the calling thread about as much with a callback
  * (the threadpool) as without, so on the event loop it would hold back
  * everything else the node serves. The threads start with a large batch and
@@ -104,7 +104,7 @@ class SigningThread {
 export class BlobSigner {
   private threads: SigningThread[] = [];
   private idleTimer: NodeJS.Timeout | null = null;
-  private readonly threadCount = Math.max(1, Math.min(MAX_SIGNING_THREADS, availableParallelism()));
+  private readonly threadCount = Math.max(1, Math.min(MAX_SIGNING_THREADS, availableParallelism() - 1));
 
   constructor(
     private readonly layout: BlobLayout,
