@@ -5,6 +5,7 @@ import {
   DataSchema,
   SignedDataSchema,
   SignedHeaderSchema,
+  SignerSchema,
   sha256,
   signedHeaderBytes,
   signerOf,
@@ -31,30 +32,23 @@ export interface DaNamespaces {
  */
 export const blobCommitment = (namespace: Uint8Array, data: Uint8Array) => sha256(namespace, data);
 
-const blob = (namespace: Uint8Array, data: Uint8Array): Blob => ({ namespace, data, commitment: blobCommitment(namespace, data) });
-
-const ENVELOPE_SIGNATURE_FIELD = DAHeaderEnvelopeSchema.field.envelopeSignature.number;
-const TXS_FIELD = DataSchema.field.txs.number;
-
+const SIGNATURE_BYTES = 64;
+/** A signature field's tag and length: what precedes the signature in a blob. */
+const signaturePrefix = (field: number) => new BinaryWriter().tag(field, WireType.LengthDelimited).uint32(SIGNATURE_BYTES).finish();
 /**
  * A header's DA blob as ev-node posts it (block/internal/submitting/da_submitter.go,
- * signAndCacheEnvelope): a DAHeaderEnvelope — the SignedHeader's fields 1-3 —
- * with `envelope_signature` (field 4), the proposer's signature over the
- * SignedHeader's bytes. `signedHeader`: those bytes as ev-node marshals them.
+ * signAndCacheEnvelope): a DAHeaderEnvelope — the SignedHeader's fields 1-3,
+ * as ev-node marshals them — then `envelope_signature` (field 4), the
+ * proposer's signature over those bytes.
  */
-function headerEnvelope(signedHeader: Uint8Array, signature: Uint8Array): Uint8Array {
-  return new BinaryWriter().raw(signedHeader).tag(ENVELOPE_SIGNATURE_FIELD, WireType.LengthDelimited).bytes(signature).finish();
-}
-
+const ENVELOPE_SIGNATURE_PREFIX = signaturePrefix(DAHeaderEnvelopeSchema.field.envelopeSignature.number);
 /**
- * A block's data as ev-node posts it (da_submitter.go, signData): a SignedData
- * whose signature is the proposer's over the Data's bytes, metadata included.
+ * A block's data blob as ev-node posts it (da_submitter.go, signData): a
+ * SignedData — the Data's bytes (field 1), the proposer's signature over them
+ * (field 2) and the signer (field 3), in the order toBinary writes them.
  */
-function signedDataBlob(data: Uint8Array, signature: Uint8Array, key: Ed25519Key): Uint8Array {
-  const signed = create(SignedDataSchema, { signature, signer: signerOf(key) });
-  // The Data goes in as its bytes (field 1 first, as toBinary would write it), not decoded and encoded again.
-  return new BinaryWriter().tag(SignedDataSchema.field.data.number, WireType.LengthDelimited).bytes(data).raw(toBinary(SignedDataSchema, signed)).finish();
-}
+const DATA_SIGNATURE_PREFIX = signaturePrefix(SignedDataSchema.field.signature.number);
+const TXS_FIELD = DataSchema.field.txs.number;
 
 /** Whether a Data's protobuf holds any tx (field 2), read without decoding it. */
 function hasTxs(data: Uint8Array): boolean {
@@ -68,38 +62,149 @@ function hasTxs(data: Uint8Array): boolean {
 }
 
 /**
- * The blobs posted for a block given as its SignedHeader's and Data's bytes
- * and `key`'s signatures over them: the header envelope, and the signed data
- * unless the block has no txs (ev-node posts no data for those:
- * block/internal/cache/manager.go, GetPendingData; a follower rebuilds it from
- * the header's empty data_hash), when `dataSignature` is null.
+ * A block about to be posted: its SignedHeader's and Data's bytes, and how
+ * many bytes its blobs take once signed (known before any signing: a batch is
+ * cut to the blob size cap, then only its blocks are signed). `data` is null
+ * for a block without txs: ev-node posts no data for those
+ * (block/internal/cache/manager.go, GetPendingData; a follower rebuilds it
+ * from the header's empty data_hash).
  */
-function encodedBlockBlobs(
-  signed: { header: Uint8Array; data: Uint8Array; headerSignature: Uint8Array; dataSignature: Uint8Array | null },
-  ns: DaNamespaces,
-  key: Ed25519Key,
-): Blob[] {
-  const header = blob(ns.header, headerEnvelope(signed.header, signed.headerSignature));
-  return signed.dataSignature ? [header, blob(ns.data, signedDataBlob(signed.data, signed.dataSignature, key))] : [header];
-}
-
-/** A block as the blobs posted for it, signed by `key`, the block's proposer. */
-export function blockBlobs(block: { header?: SignedHeader; data?: Data }, ns: DaNamespaces, key: Ed25519Key): Blob[] {
-  const header = signedHeaderBytes(block.header!);
-  const data = toBinary(DataSchema, block.data!);
-  return encodedBlockBlobs({ header, data, headerSignature: key.sign(header), dataSignature: hasTxs(data) ? key.sign(data) : null }, ns, key);
+export interface UnsignedBlock {
+  height: bigint;
+  header: Uint8Array;
+  /** The Data's bytes, and the SignedData field 1 tag and length that precede them. */
+  data: { field: Uint8Array; bytes: Uint8Array } | null;
+  bytes: number;
 }
 
 /**
- * blockBlobs of a block as the store keeps it (its protobuf), without decoding
- * it: this node's own blocks are stored as toBinary writes them, which is
- * byte for byte what ev-node marshals for them. Signed on libuv's threadpool:
- * the submitter signs a batch's blocks at once, beside the event loop.
+ * A batch's blobs written one after another into one buffer, each signature
+ * left zero, and per blob SPAN numbers: where the blob starts and ends, where
+ * the message it signs starts and ends, where its signature goes, and its
+ * namespace (0: header, 1: data). One buffer moves to the signing thread and
+ * back without a copy.
  */
-export async function storedBlockBlobs(blockBytes: Uint8Array, ns: DaNamespaces, key: Ed25519Key): Promise<Blob[]> {
-  const { header, data } = splitEncodedBlock(blockBytes);
-  const [headerSignature, dataSignature] = await Promise.all([key.signAsync(header), hasTxs(data) ? key.signAsync(data) : null]);
-  return encodedBlockBlobs({ header, data, headerSignature, dataSignature }, ns, key);
+export interface PackedBlobs {
+  buffer: ArrayBuffer;
+  spans: Int32Array;
+}
+
+const SPAN = 6;
+
+/**
+ * Signs packed blobs in place: writes each blob's signature over its message
+ * where it goes, and returns the blobs' commitments, 32 bytes each. Runs on
+ * the signing thread from its source text (BlobSigner), so it uses nothing
+ * but its arguments; 6 is SPAN.
+ */
+export function signPacked(
+  bytes: Uint8Array,
+  spans: Int32Array,
+  namespaces: Uint8Array[],
+  sign: (message: Uint8Array) => Uint8Array,
+  commitment: (namespace: Uint8Array, data: Uint8Array) => Uint8Array,
+): Uint8Array {
+  const commitments = new Uint8Array((spans.length / 6) * 32);
+  for (let i = 0; i < spans.length; i += 6) {
+    bytes.set(sign(bytes.subarray(spans[i + 2], spans[i + 3])), spans[i + 4]);
+    commitments.set(commitment(namespaces[spans[i + 5]!]!, bytes.subarray(spans[i], spans[i + 1])), (i / 6) * 32);
+  }
+  return commitments;
+}
+
+/** How a proposer's blocks become DA blobs: their layout, and the packing of a batch of them for signing. */
+export class BlobLayout {
+  /** SignedData's field 3: the proposer, the same in every data blob. */
+  private readonly signerField: Uint8Array;
+  readonly namespaces: Uint8Array[];
+
+  constructor(ns: DaNamespaces, key: Ed25519Key) {
+    this.namespaces = [ns.header, ns.data];
+    this.signerField = new BinaryWriter()
+      .tag(SignedDataSchema.field.signer.number, WireType.LengthDelimited)
+      .bytes(toBinary(SignerSchema, signerOf(key)))
+      .finish();
+  }
+
+  /**
+   * A block about to be posted from its SignedHeader's and Data's bytes:
+   * ev-node's own marshalling of them, which is what this node's blocks are
+   * stored as (toBinary), so they are posted without decoding.
+   */
+  unsigned(height: bigint, header: Uint8Array, data: Uint8Array): UnsignedBlock {
+    const headerBytes = header.length + ENVELOPE_SIGNATURE_PREFIX.length + SIGNATURE_BYTES;
+    if (!hasTxs(data)) return { height, header, data: null, bytes: headerBytes };
+    const field = new BinaryWriter().tag(SignedDataSchema.field.data.number, WireType.LengthDelimited).uint32(data.length).finish();
+    const dataBytes = field.length + data.length + DATA_SIGNATURE_PREFIX.length + SIGNATURE_BYTES + this.signerField.length;
+    return { height, header, data: { field, bytes: data }, bytes: headerBytes + dataBytes };
+  }
+
+  /** A block about to be posted, from the store's bytes of it. */
+  stored(height: bigint, blockBytes: Uint8Array): UnsignedBlock {
+    const { header, data } = splitEncodedBlock(blockBytes);
+    return this.unsigned(height, header, data);
+  }
+
+  /** The blocks' blobs in one buffer, in order (each block's header, then its data), signatures zero. */
+  pack(blocks: UnsignedBlock[]): PackedBlobs {
+    const bytes = new Uint8Array(blocks.reduce((sum, b) => sum + b.bytes, 0));
+    const spans = new Int32Array(blocks.reduce((n, b) => n + (b.data ? 2 : 1), 0) * SPAN);
+    let at = 0;
+    let span = 0;
+    const put = (part: Uint8Array) => {
+      bytes.set(part, at);
+      at += part.length;
+    };
+    for (const block of blocks) {
+      const start = at;
+      put(block.header);
+      put(ENVELOPE_SIGNATURE_PREFIX);
+      spans.set([start, at + SIGNATURE_BYTES, start, start + block.header.length, at, 0], span);
+      span += SPAN;
+      at += SIGNATURE_BYTES;
+      if (!block.data) continue;
+      const dataStart = at;
+      put(block.data.field);
+      const message = at;
+      put(block.data.bytes);
+      put(DATA_SIGNATURE_PREFIX);
+      const signature = at;
+      at += SIGNATURE_BYTES;
+      put(this.signerField);
+      spans.set([dataStart, at, message, message + block.data.bytes.length, signature, 1], span);
+      span += SPAN;
+    }
+    return { buffer: bytes.buffer, spans };
+  }
+
+  /** The blobs of packed blobs once signed, with their commitments (from signPacked). */
+  blobs({ buffer, spans }: PackedBlobs, commitments: Uint8Array): Blob[] {
+    const blobs: Blob[] = [];
+    for (let i = 0; i < spans.length; i += SPAN) {
+      const [start, end] = [spans[i]!, spans[i + 1]!];
+      blobs.push({
+        namespace: this.namespaces[spans[i + 5]!]!,
+        data: new Uint8Array(buffer, start, end - start),
+        commitment: commitments.subarray((i / SPAN) * 32, (i / SPAN + 1) * 32),
+      });
+    }
+    return blobs;
+  }
+
+  /** Signs and commits packed blobs on this thread. */
+  signHere(packed: PackedBlobs, key: Ed25519Key): Blob[] {
+    return this.blobs(
+      packed,
+      signPacked(new Uint8Array(packed.buffer), packed.spans, this.namespaces, (m) => key.sign(m), blobCommitment),
+    );
+  }
+}
+
+/** A block as the blobs posted for it, signed by `key`, the block's proposer, on this thread. */
+export function blockBlobs(block: { header?: SignedHeader; data?: Data }, ns: DaNamespaces, key: Ed25519Key): Blob[] {
+  const layout = new BlobLayout(ns, key);
+  const unsigned = layout.unsigned(block.header!.header!.height, signedHeaderBytes(block.header!), toBinary(DataSchema, block.data!));
+  return layout.signHere(layout.pack([unsigned]), key);
 }
 
 /** A header blob read back: the signed header, and the envelope signature (empty for a plain SignedHeader). */

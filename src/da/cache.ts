@@ -2,7 +2,11 @@ import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, openSync, f
 import { join } from 'node:path';
 import type { Logger } from '../log/index.js';
 
-/** A submission sent to DA whose inclusion is not yet recorded in the store. */
+/**
+ * The last submission sent to DA: a restart searches DA for it unless the
+ * store records all its blocks as included (one that was included stays named
+ * until the next is sent, which saves a write per submission).
+ */
 export interface PendingSubmission {
   fromHeight: string;
   toHeight: string;
@@ -11,7 +15,7 @@ export interface PendingSubmission {
 }
 
 export interface DaCacheState {
-  /** Set while a submission is in flight. */
+  /** The last submission sent; null after one the DA node refused, or once a search settled it. */
   pending?: PendingSubmission | null;
   /** A full node's DA scan position: every DA height below it was read. */
   scannedDaHeight?: string;

@@ -4,7 +4,8 @@ import type { NodeMetrics } from '../metrics/index.js';
 import { decodeStoredBlock, type BlockStore } from '../store/index.js';
 import { headerHash, type Ed25519Key } from '../types/index.js';
 import { Backoff, type Clock, runLoop } from '../util/index.js';
-import { decodeHeaderBlob, storedBlockBlobs, type DaNamespaces } from './blobs.js';
+import { BlobSigner } from './blob-signer.js';
+import { BlobLayout, decodeHeaderBlob, type DaNamespaces, type UnsignedBlock } from './blobs.js';
 import type { DaCache, PendingSubmission } from './cache.js';
 import { submitOptions, type Blob, type BlobApi } from './client.js';
 import { CELESTIA_MIN_GAS_PRICE } from './types.js';
@@ -97,6 +98,12 @@ const MAX_RECONCILE_SCAN = 10_000;
  */
 const HEAD_REUSE_DA_BLOCKS = 64;
 
+interface Recording {
+  to: bigint;
+  daHeight: bigint;
+  done: Promise<void>;
+}
+
 /** Blocks `from..to` as the blobs of one submission, filled up to `cap` bytes (at least one block). */
 interface Batch {
   from: bigint;
@@ -108,9 +115,6 @@ interface Batch {
   /** The next block did not fit: nothing is to be added. */
   full: boolean;
 }
-
-/** Blocks signed at once while a batch is filled. */
-const SIGNING_WINDOW = 64;
 
 const emptyBatch = (from: bigint, cap: number): Batch => ({ from, to: from - 1n, blobs: [], bytes: 0, cap, full: false });
 
@@ -136,6 +140,12 @@ export class DaSubmitter {
    * holds that one: a full batch of blocks takes about a DA round trip to sign.
    */
   private prepared: Promise<Batch> | null = null;
+  private readonly layout: BlobLayout;
+  private readonly signer: BlobSigner;
+  /** Blocks read from the store past the last batch filled (the rest of the read that filled it): the next batch starts with them. */
+  private readAhead: UnsignedBlock[] = [];
+  /** The last included submission, being recorded in the store (record). */
+  private recording: Recording | null = null;
   readonly activity: DaActivity = { lastSuccessAt: 0, lastError: null, failingSince: 0 };
   /** An HA node's record of its submissions (set by src/node/ha.ts); null for a lone aggregator. */
   shared: SharedSubmissions | null = null;
@@ -154,6 +164,8 @@ export class DaSubmitter {
     this.gasPrice = opts.gasPrice;
     this.sizeCap = opts.maxBlobSize;
     this.backoff = new Backoff({ baseMs: opts.retryBaseMs, maxMs: opts.retryMaxMs });
+    this.layout = new BlobLayout(namespaces, opts.signer);
+    this.signer = new BlobSigner(this.layout, opts.signer);
   }
 
   status(): SubmitterStatus {
@@ -204,6 +216,7 @@ export class DaSubmitter {
     await this.loop;
     // A batch being prepared reads the store: done before the node closes it. Its failure, if any, no longer matters.
     await this.prepared?.catch(() => undefined);
+    await this.signer.close();
   }
 
   private waitForBlock(signal: AbortSignal): Promise<void> {
@@ -226,58 +239,108 @@ export class DaSubmitter {
   private async run(signal: AbortSignal): Promise<void> {
     // Without a cache file nothing says what was in flight before: look on DA for every pending block.
     let searchAll = !this.cache.loaded;
-    while (!signal.aborted) {
-      const from = this.store.daIncludedHeight() + 1n;
-      if (from > this.store.height()) {
-        await this.waitForBlock(signal);
-        continue;
-      }
-      const { blobs, to, bytes } = await this.nextBatch(from, this.store.height());
-      this.metrics?.daAttempts.inc();
-      this.metrics?.daGasPrice.set(this.gasPrice);
-      try {
-        // A submission that failed after it was sent may still have been included: look before sending again.
-        if (searchAll || this.cache.get().pending) {
-          await this.reconcile(signal);
-          searchAll = false;
-          // Found on DA from an earlier attempt: that attempt succeeded after all, and DA is no longer failing.
-          if (this.store.daIncludedHeight() >= from) {
-            this.succeeded();
-            continue;
-          }
-        }
-        const daHeadBefore = await this.daHeadBefore(signal);
-        const pending = { fromHeight: from.toString(), toHeight: to.toString(), daHeadBefore: daHeadBefore.toString() };
-        // Not recorded for the next HA leader, not sent: try again (a leader that lost its term is stopped meanwhile).
-        if (this.shared && !(await this.shared.record(pending))) {
-          await this.clock.sleep(this.opts.retryBaseMs, signal);
+    try {
+      while (!signal.aborted) {
+        const from = this.recordedThrough() + 1n;
+        if (from > this.store.height()) {
+          // Settled before waiting, then looked at again: a block made meanwhile woke no one.
+          if (this.recording) await this.settleRecording();
+          else await this.waitForBlock(signal);
           continue;
         }
-        this.cache.update({ pending });
-        this.prepareNext(to + 1n);
-        let daHeight: bigint;
+        const { blobs, to, bytes } = await this.nextBatch(from, this.store.height());
+        this.metrics?.daAttempts.inc();
+        this.metrics?.daGasPrice.set(this.gasPrice);
         try {
-          daHeight = await this.client.submit(blobs, submitOptions({ gasPrice: this.gasPrice, maxGasPrice: this.opts.maxGasPrice }), signal);
+          // A submission that failed after it was sent may still have been included: look before sending again.
+          if (searchAll || this.unrecordedSubmission()) {
+            await this.settleRecording();
+            await this.reconcile(signal);
+            searchAll = false;
+            // Found on DA from an earlier attempt: that attempt succeeded after all, and DA is no longer failing.
+            if (this.store.daIncludedHeight() >= from) {
+              this.succeeded();
+              continue;
+            }
+          }
+          const daHeadBefore = await this.daHeadBefore(signal);
+          const pending = { fromHeight: from.toString(), toHeight: to.toString(), daHeadBefore: daHeadBefore.toString() };
+          // Not recorded for the next HA leader, not sent: try again (a leader that lost its term is stopped meanwhile).
+          if (this.shared && !(await this.shared.record(pending))) {
+            await this.clock.sleep(this.opts.retryBaseMs, signal);
+            continue;
+          }
+          this.cache.update({ pending });
+          this.prepareNext(to + 1n);
+          let daHeight: bigint;
+          try {
+            daHeight = await this.client.submit(blobs, submitOptions({ gasPrice: this.gasPrice, maxGasPrice: this.opts.maxGasPrice }), signal);
+          } catch (err) {
+            await this.settleRecording();
+            // Refused before the DA node took it: there is nothing to find on DA before posting again.
+            if (err instanceof DaError && !mayBeIncluded(err)) this.cache.update({ pending: null });
+            throw err;
+          }
+          await this.settleRecording();
+          this.learnedDaHead(daHeight);
+          this.recording = this.record(from, to, daHeight);
+          this.succeeded();
+          this.metrics?.daSubmittedBlobs.inc(blobs.length);
+          this.metrics?.daSubmittedBytes.inc(bytes);
+          this.logger.info({ heights: span(from, to), daHeight: Number(daHeight), blobs: blobs.length, bytes }, 'submitted blocks to DA');
         } catch (err) {
-          // Refused before the DA node took it: there is nothing to find on DA before posting again.
-          if (err instanceof DaError && !mayBeIncluded(err)) this.cache.update({ pending: null });
-          throw err;
+          if (!(err instanceof DaError)) throw err;
+          this.failed(err, from, to);
+          if (err.reason === 'too_big' && to > from) continue;
+          await this.clock.sleep(this.retryDelayMs, signal);
         }
-        this.learnedDaHead(daHeight);
-        await this.store.markDaIncluded(from, to, daHeight, daHeight);
-        this.cache.update({ pending: null });
-        await this.executor.setFinal(to);
-        this.succeeded();
-        this.metrics?.daSubmittedBlobs.inc(blobs.length);
-        this.metrics?.daSubmittedBytes.inc(bytes);
-        this.logger.info({ heights: span(from, to), daHeight: Number(daHeight), blobs: blobs.length, bytes }, 'submitted blocks to DA');
-      } catch (err) {
-        if (!(err instanceof DaError)) throw err;
-        this.failed(err, from, to);
-        if (err.reason === 'too_big' && to > from) continue;
-        await this.clock.sleep(this.retryDelayMs, signal);
       }
+    } finally {
+      await this.settleRecording();
     }
+  }
+
+  /**
+   * Writes an included submission's DA height to the store, and tells the
+   * execution layer its blocks are final, while the next submission is sent:
+   * the cache still names the submission until the next one replaces it, and a
+   * search after a crash covers its DA height (daHeadBefore), so nothing waits
+   * on the write.
+   */
+  private record(from: bigint, to: bigint, daHeight: bigint): Recording {
+    const done = (async () => {
+      // Once the next submission is on its way: the store's batch for a full submission takes a while to build.
+      await new Promise((resolve) => setImmediate(resolve));
+      await this.store.markDaIncluded(from, to, daHeight, daHeight);
+      await this.executor.setFinal(to);
+    })();
+    // Awaited by settleRecording; until then a failure must not go unhandled.
+    done.catch(() => undefined);
+    return { to, daHeight, done };
+  }
+
+  /** Waits for the last submission's recording, if any: a failed store write stops the submitter. */
+  private async settleRecording(): Promise<void> {
+    const recording = this.recording;
+    this.recording = null;
+    await recording?.done;
+  }
+
+  /** The last block that is on DA, counting the submission being recorded. */
+  private recordedThrough(): bigint {
+    const stored = this.store.daIncludedHeight();
+    return this.recording && this.recording.to > stored ? this.recording.to : stored;
+  }
+
+  /**
+   * Whether the submission the cache names may be on DA without the store
+   * knowing: it failed after it was sent, or the node stopped while it was in
+   * flight. One that was included stays named until the next is sent, and
+   * needs no search.
+   */
+  private unrecordedSubmission(): boolean {
+    const pending = this.cache.get().pending;
+    return !!pending && BigInt(pending.toHeight) > this.recordedThrough();
   }
 
   /**
@@ -290,12 +353,14 @@ export class DaSubmitter {
    * Only once that height is older than HEAD_REUSE_DA_BLOCKS DA block times (the
    * node waited that long for blocks, or for DA) is the head asked again, so it
    * adds at most that many heights to a search after a crash, whose reach
-   * stays MAX_RECONCILE_SCAN.
+   * stays MAX_RECONCILE_SCAN. While the last submission is being recorded,
+   * the height below its inclusion stands in: one more height to read.
    */
   private async daHeadBefore(signal: AbortSignal): Promise<bigint> {
     const known = this.knownDaHead;
-    if (known && this.clock.now() - known.at <= HEAD_REUSE_DA_BLOCKS * this.opts.daBlockTimeMs) return known.height;
-    return this.networkHead(signal);
+    const head = known && this.clock.now() - known.at <= HEAD_REUSE_DA_BLOCKS * this.opts.daBlockTimeMs ? known.height : await this.networkHead(signal);
+    // The last submission's blocks may not be in the store yet (record): a search starts at their DA height, to find them too.
+    return this.recording && this.recording.daHeight <= head ? this.recording.daHeight - 1n : head;
   }
 
   private async networkHead(signal: AbortSignal): Promise<bigint> {
@@ -331,25 +396,38 @@ export class DaSubmitter {
 
   /**
    * Adds to `batch` the blocks after it up to `head` whose blobs fit its cap
-   * (at least one block). Blocks are signed SIGNING_WINDOW at a time, on the
-   * threadpool: at most that many signed past the cap go unused.
+   * (at least one block), then signs them, all at once. Each block is read
+   * once: what a read brings past the cap waits in readAhead for the next batch.
    */
   private async fill(batch: Batch, head: bigint): Promise<Batch> {
-    read: for await (const stored of this.store.blocksInRange(batch.to + 1n, head)) {
-      for (let i = 0; i < stored.length; i += SIGNING_WINDOW) {
-        const window = stored.slice(i, i + SIGNING_WINDOW);
-        const signed = await Promise.all(window.map((block) => storedBlockBlobs(block.bytes, this.namespaces, this.opts.signer)));
-        for (const [j, own] of signed.entries()) {
-          const size = own.reduce((sum, b) => sum + b.data.length, 0);
-          batch.full = batch.blobs.length > 0 && batch.bytes + size > batch.cap;
-          if (batch.full) break read;
-          batch.blobs.push(...own);
-          batch.bytes += size;
-          batch.to = window[j]!.height;
+    const blocks: UnsignedBlock[] = [];
+    let bytes = batch.bytes;
+    let to = batch.to;
+    const take = (block: UnsignedBlock): boolean => {
+      batch.full = (batch.blobs.length > 0 || blocks.length > 0) && bytes + block.bytes > batch.cap;
+      if (batch.full) return false;
+      blocks.push(block);
+      bytes += block.bytes;
+      to = block.height;
+      return true;
+    };
+    const ahead = this.readAhead[0]?.height === to + 1n ? this.readAhead.filter((b) => b.height <= head) : [];
+    this.readAhead = [];
+    const rest = ahead.findIndex((block) => !take(block));
+    if (rest >= 0) this.readAhead = ahead.slice(rest);
+    else if (to < head) {
+      read: for await (const stored of this.store.blocksInRange(to + 1n, head)) {
+        for (const [i, { height, bytes: blockBytes }] of stored.entries()) {
+          if (take(this.layout.stored(height, blockBytes))) continue;
+          this.readAhead = stored.slice(i).map((b) => this.layout.stored(b.height, b.bytes));
+          break read;
         }
       }
     }
-    if (!batch.full && batch.to < head) throw new Error(`block ${batch.to + 1n} is missing from the store although the chain is at ${head}`);
+    if (!batch.full && to < head) throw new Error(`block ${to + 1n} is missing from the store although the chain is at ${head}`);
+    if (blocks.length > 0) batch.blobs.push(...(await this.signer.sign(blocks)));
+    batch.bytes = bytes;
+    batch.to = to;
     return batch;
   }
 

@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createPublicKey, verify } from 'node:crypto';
 import { create, toBinary } from '@bufbuild/protobuf';
-import { DaCache, DaRetriever, blockBlobs, type Blob, type BlobApi, type BlockSink } from '../../src/da/index.js';
+import { DaCache, DaRetriever, blobCommitment, blockBlobs, type Blob, type BlobApi, type BlockSink } from '../../src/da/index.js';
 import { silentLogger } from '../../src/log/index.js';
 import { Ed25519Key, SignedHeaderSchema, buildBlock, headerHash, txsHash, type Block } from '../../src/types/index.js';
 import {
@@ -77,6 +77,12 @@ describe("blobs as ev-node's submitter posts them", () => {
     expect(signedData.data!.txs).toEqual(block!.data!.txs);
     expect(signedData.signer!.address).toEqual(proposer.address);
     expect(ed25519Verify(signedData.signer!.pubKey, toBinary(EvDataSchema, signedData.data!), signedData.signature)).toBe(true);
+
+    // Laid out by hand around the signatures (BlobLayout): byte for byte what ev-node's protobuf marshalling writes, commitments over those bytes.
+    expect(headerBlob!.data).toEqual(toBinary(DAHeaderEnvelopeSchema, envelope));
+    expect(dataBlob!.data).toEqual(toBinary(EvSignedDataSchema, signedData));
+    expect(headerBlob!.commitment).toEqual(blobCommitment(ns.header, headerBlob!.data));
+    expect(dataBlob!.commitment).toEqual(blobCommitment(ns.data, dataBlob!.data));
   });
 
   it('posts no data blob for a block without txs (cache/manager.go GetPendingData skips them)', () => {

@@ -1,6 +1,7 @@
 import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DaCache, DaErrorText, DaMethod, blockBlobs, type DaNamespaces } from '../../src/da/index.js';
+import { SIGNING_THREAD_MIN_BLOCKS } from '../../src/da/blob-signer.js';
 import { decodeStoredBlock } from '../../src/store/index.js';
 import { buildChain, buildSubmitter, type CoreParts } from '../../src/node/index.js';
 import { ManualClock } from '../helpers/clock.js';
@@ -58,6 +59,13 @@ async function postedHeights(da: MemoryDa, parts: CoreParts): Promise<number[]> 
   return da.allBlobs().flatMap((b) => heightOf.get(Buffer.from(b.data).toString('hex')) ?? []);
 }
 
+/** The DA heights holding each header blob, in DA order. */
+async function postedAt(da: MemoryDa, parts: CoreParts): Promise<bigint[]> {
+  const heights: bigint[] = [];
+  for (let h = 1n; h <= da.head; h++) if ((await da.getAll(h, [parts.namespaces.header])).length > 0) heights.push(h);
+  return heights;
+}
+
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
 
 describe('DaSubmitter (socket-free)', () => {
@@ -82,8 +90,65 @@ describe('DaSubmitter (socket-free)', () => {
     await a.produce(1);
     await a.included(7n);
     expect(da.count(DaMethod.networkHead)).toBe(2);
-    expect(a.parts.cache.get().pending).toBeNull();
+    // The cache names the last submission until the next one is sent; its blocks are recorded, so a restart searches nothing.
+    expect(a.parts.cache.get().pending).toMatchObject({ fromHeight: '7', toHeight: '7' });
     expect(a.fatal).toEqual([]);
+    await a.stop();
+    const searchesBefore = da.count(DaMethod.getAll);
+    const cache = new DaCache(dirname(a.parts.cache.path), a.parts.logger);
+    const restarted = await aggregator(da, { parts: { ...a.parts, cache } });
+    restarted.start();
+    await restarted.produce(1);
+    await restarted.included(8n);
+    expect(da.count(DaMethod.getAll)).toBe(searchesBefore);
+    expect(await postedHeights(da, a.parts)).toEqual(range(1, 8));
+  });
+
+  it('signs a large batch on the signing thread: the same blobs, each block once', async () => {
+    const da = new MemoryDa();
+    const a = await aggregator(da);
+    await a.produce(SIGNING_THREAD_MIN_BLOCKS + 6);
+    a.start();
+    await a.included(BigInt(SIGNING_THREAD_MIN_BLOCKS + 6));
+    expect(da.count(DaMethod.submit)).toBe(1);
+    expect(await postedHeights(da, a.parts)).toEqual(range(1, SIGNING_THREAD_MIN_BLOCKS + 6));
+    expect(a.fatal).toEqual([]);
+  });
+
+  it('a crash while an included submission is being recorded (the next one already sent): the restart finds both on DA and posts neither again', async () => {
+    const da = new MemoryDa();
+    // One block a batch.
+    const parts = await coreParts(closers, {
+      config: (c) => Object.assign(c.da, { block_time: DA_BLOCK_MS, inclusion_window: INCLUSION_WINDOW, max_blob_size: 1 }),
+    });
+    const first = await aggregator(da, { parts });
+    await first.produce(2);
+    // The store's writes of inclusions are held, then lost with the process.
+    const markDaIncluded = parts.store.markDaIncluded.bind(parts.store);
+    const killed = new Error('process killed');
+    let kill!: () => void;
+    const held = new Promise<void>((_, reject) => (kill = () => reject(killed)));
+    held.catch(() => undefined);
+    parts.store.markDaIncluded = () => held;
+    first.start();
+    // Block 1's inclusion is being recorded while block 2 is sent.
+    await waitFor(() => da.count(DaMethod.submit) === 2, 'both blocks submitted');
+    const includedAt = (await postedAt(da, parts))[0]!;
+    kill();
+    await first.stop();
+    expect(first.fatal).toEqual([killed]);
+    expect(parts.store.daIncludedHeight()).toBe(0n);
+    // The search for block 2 starts at block 1's DA height.
+    expect(BigInt(parts.cache.get().pending!.daHeadBefore)).toBe(includedAt - 1n);
+
+    parts.store.markDaIncluded = markDaIncluded;
+    const cache = new DaCache(dirname(parts.cache.path), parts.logger);
+    const second = await aggregator(da, { parts: { ...parts, cache } });
+    second.start();
+    await second.included(2n);
+    expect(da.count(DaMethod.submit)).toBe(2);
+    expect(await postedHeights(da, parts)).toEqual([1, 2]);
+    expect((await parts.store.getBlock(1n))!.headerDaHeight).toBe(includedAt);
   });
 
   it('a submission the DA node refused before taking it is posted again after the backoff, with no search of DA', async () => {
