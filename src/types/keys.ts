@@ -88,16 +88,6 @@ export class Ed25519Key {
   sign(message: Uint8Array): Uint8Array {
     return new Uint8Array(sign(null, message, this.privateKeyObject));
   }
-
-  /**
-   * sign() on libuv's threadpool (node:crypto sign with a callback): many
-   * signatures asked at once are made beside the event loop, on the other cores.
-   */
-  signAsync(message: Uint8Array): Promise<Uint8Array> {
-    return new Promise((resolve, reject) =>
-      sign(null, message, this.privateKeyObject, (err, signature) => (err ? reject(err) : resolve(new Uint8Array(signature)))),
-    );
-  }
 }
 
 /**
