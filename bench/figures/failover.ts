@@ -14,7 +14,7 @@ const RATE = 200;
 const TX_BYTES = 100;
 /** ha.lease_ttl: the default. */
 const LEASE_TTL_MS = 2_000;
-/** Each round's load: the fault comes KILL_AFTER_MS into it, and the rest covers the takeover and the restart. */
+/** Each round's load: the fault comes FAULT_AFTER_MS into it, and the rest covers the takeover and the restart. */
 const ROUND_MS = 7_000;
 const FAULT_AFTER_MS = 2_000;
 /** A step-down's gap may be one block time plus this (the hand-over: stop, revoke, a follower's campaign and takeover). */
