@@ -21,6 +21,7 @@ import {
   type State,
 } from '../types/index.js';
 import type { Genesis } from '../home/index.js';
+import type { Clock } from '../util/index.js';
 
 export type BlockListener = (block: Block, hash: Uint8Array) => void;
 
@@ -64,7 +65,7 @@ interface Tip {
  */
 export class Chain {
   private listeners: BlockListener[] = [];
-  /** Wall-clock ms of the last commit, for readiness. */
+  /** The clock's ms at the last commit, for readiness. */
   lastCommitAt = 0;
   /**
    * A check each block this node PRODUCES must pass before it is executed and
@@ -86,12 +87,13 @@ export class Chain {
     private readonly store: BlockStore,
     private readonly executor: Executor,
     private readonly genesis: Genesis,
+    private readonly clock: Clock,
   ) {
     this.tip = { state, dataHash: lastBlockDataHash, committed: Promise.resolve(), parentCommitted: Promise.resolve() };
   }
 
   /** Loads the committed state, or runs the executor's genesis on an empty store. */
-  static async load(store: BlockStore, executor: Executor, genesis: Genesis, logger: Logger): Promise<Chain> {
+  static async load(store: BlockStore, executor: Executor, genesis: Genesis, logger: Logger, clock: Clock): Promise<Chain> {
     let state = await store.getState();
     if (!state) {
       const appHash = await executor.initChain(genesis.startTime, genesis.initialHeight, genesis.chainId);
@@ -111,7 +113,7 @@ export class Chain {
     }
     const last = state.lastBlockHeight > 0n ? await store.getBlock(state.lastBlockHeight) : null;
     const lastDataHash = last ? encodedDataHash(splitEncodedBlock(last.bytes).data) : new Uint8Array(0);
-    return new Chain(state, lastDataHash, store, executor, genesis);
+    return new Chain(state, lastDataHash, store, executor, genesis, clock);
   }
 
   /** The last block's data hash: the next block's `last_data_hash` (empty before the first block). */
@@ -253,7 +255,7 @@ export class Chain {
     const committed = this.store.commitBlock(block, hash, next, ops, encoded.bytes, below).then(() => {
       this.state = next;
       this.lastBlockDataHash = dataHash;
-      this.lastCommitAt = Date.now();
+      this.lastCommitAt = this.clock.now();
       for (const l of this.listeners) l(block, hash);
     });
     // Whoever built the block hears of a failure; the next block's build (which waits on this) too.

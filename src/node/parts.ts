@@ -130,13 +130,13 @@ export interface CoreParts {
   namespaces: DaNamespaces;
   logger: Logger;
   metrics: NodeMetrics | null;
-  /** What the DA submitter and retriever read the time from and wait on. */
+  /** What the producer, chain, DA submitter and retriever read the time from and wait on. */
   clock: Clock;
 }
 
 /** The chain, telling the mempool and the execution layer of each block it commits. */
-export async function buildChain(p: Pick<CoreParts, 'store' | 'mempool' | 'executor' | 'execution' | 'genesis' | 'logger'>): Promise<Chain> {
-  const chain = await Chain.load(p.store, p.execution, p.genesis, p.logger.child({ module: 'chain' }));
+export async function buildChain(p: Pick<CoreParts, 'store' | 'mempool' | 'executor' | 'execution' | 'genesis' | 'logger' | 'clock'>): Promise<Chain> {
+  const chain = await Chain.load(p.store, p.execution, p.genesis, p.logger.child({ module: 'chain' }), p.clock);
   chain.onBlock((block) => p.mempool.blockCommitted(block.data?.txs ?? []));
   if (p.executor.blockCommitted) chain.onBlock((block) => p.executor.blockCommitted!(block.header!.header!.height));
   return chain;
@@ -173,7 +173,7 @@ export function buildSubmitter(p: Omit<CoreParts, 'mempool' | 'executor' | 'da'>
 
 /** An aggregator's block loop, taking forced txs first when `forcedQueue` is given. */
 export function buildProducer(
-  p: Pick<CoreParts, 'config' | 'execution' | 'signer' | 'mempool' | 'store' | 'logger' | 'metrics'>,
+  p: Pick<CoreParts, 'config' | 'execution' | 'signer' | 'mempool' | 'store' | 'logger' | 'metrics' | 'clock'>,
   chain: Chain,
   forcedQueue: ForcedInclusionQueue | null,
 ): BlockProducer {
@@ -195,6 +195,7 @@ export function buildProducer(
     },
     p.logger.child({ module: 'producer' }),
     p.metrics,
+    p.clock,
   );
 }
 

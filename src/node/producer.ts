@@ -2,7 +2,7 @@ import type { Logger } from '../log/index.js';
 import type { Executor } from '../exec/index.js';
 import type { NodeMetrics } from '../metrics/index.js';
 import type { Ed25519Key } from '../types/index.js';
-import { isAbortError, nowNanos, sleep } from '../util/index.js';
+import { isAbortError, type Clock } from '../util/index.js';
 import type { Chain } from './chain.js';
 import type { ForcedInclusionQueue, ForcedSelection } from '../forced/index.js';
 
@@ -55,6 +55,8 @@ export class BlockProducer {
     private readonly opts: ProducerOptions,
     private readonly logger: Logger,
     private readonly metrics: NodeMetrics | null,
+    /** What block times are read from and the block time is waited on. */
+    private readonly clock: Clock,
   ) {}
 
   /** True between start() and stop() (or the node's signal aborting). */
@@ -73,7 +75,7 @@ export class BlockProducer {
     if (this.running || signal.aborted) return;
     const halt = new AbortController();
     this.halt = halt;
-    this.startedAt = Date.now();
+    this.startedAt = this.clock.now();
     const loopSignal = AbortSignal.any([signal, halt.signal]);
     this.signal = loopSignal;
     const previous = this.loop;
@@ -142,28 +144,29 @@ export class BlockProducer {
    */
   private async run(signal: AbortSignal): Promise<void> {
     const { blockTimeMs, lazyMode, lazyBlockIntervalMs } = this.opts;
-    let lastBlockAt = Date.now();
-    let nextTick = Date.now() + blockTimeMs;
+    const clock = this.clock;
+    let lastBlockAt = clock.now();
+    let nextTick = lastBlockAt + blockTimeMs;
     let lastCommitted: Promise<void> = Promise.resolve();
     let previousCommitAt = 0;
     this.logger.info({ blockTime: `${blockTimeMs}ms`, lazyMode, height: Number(this.chain.nextHeight) }, 'block production started');
     try {
       while (!signal.aborted) {
-        const wait = nextTick - Date.now();
+        const wait = nextTick - clock.now();
         // A timer waits at least 1 ms: when the block is already due, only let the event loop turn.
-        await (wait > 0 ? sleep(wait, signal) : new Promise(setImmediate));
+        await (wait > 0 ? clock.sleep(wait, signal) : new Promise(setImmediate));
         // Keep a steady cadence, but do not burst to catch up after a slow block.
-        nextTick = Math.max(nextTick + blockTimeMs, Date.now());
+        nextTick = Math.max(nextTick + blockTimeMs, clock.now());
         if (this.atPendingCap()) continue;
-        if (lazyMode && this.opts.pendingTxs() === 0 && (this.opts.forced?.queue.pendingCount ?? 0) === 0 && Date.now() - lastBlockAt < lazyBlockIntervalMs)
+        if (lazyMode && this.opts.pendingTxs() === 0 && (this.opts.forced?.queue.pendingCount ?? 0) === 0 && clock.now() - lastBlockAt < lazyBlockIntervalMs)
           continue;
         // The executor learns the block's time first: an EVM payload is built with it.
-        const time = nowNanos();
+        const time = BigInt(clock.now()) * 1_000_000n;
         const txs = await this.blockTxs(time);
         const { block, committed } = await this.chain.build(txs.txs, time, this.signer, txs.forced?.ops);
         // The next block selects forced txs after this one's; the queue's checkpoint is in this block's batch.
         txs.forced?.commit();
-        lastBlockAt = Date.now();
+        lastBlockAt = clock.now();
         this.uncommitted++;
         lastCommitted = committed
           .finally(() => this.uncommitted--)

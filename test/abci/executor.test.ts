@@ -7,6 +7,7 @@ import { silentLogger } from '../../src/log/index.js';
 import { Chain } from '../../src/node/index.js';
 import { BlockStore } from '../../src/store/index.js';
 import { Ed25519Key } from '../../src/types/index.js';
+import { systemClock } from '../../src/util/index.js';
 import { tempHome } from '../helpers/daemon.js';
 
 // The Info handshake of AbciExecutor against the reference app, in one process.
@@ -72,7 +73,7 @@ async function storeWithBlocks(address: string, blocks: number): Promise<{ store
   const store = await BlockStore.open(join(tempDir(), 'store'));
   closers.push(() => store.close());
   const exec = executor(store, address);
-  const chain = await Chain.load(store, exec, genesis, silentLogger());
+  const chain = await Chain.load(store, exec, genesis, silentLogger(), systemClock);
   chain.onBlock((block) => exec.blockCommitted(block.header!.header!.height));
   for (let h = 1; h <= blocks; h++) await chain.produce([enc(`k${h}=v${h}`)], genesis.startTime + BigInt(h) * 1_000_000_000n, signer);
   return { store, chain };
