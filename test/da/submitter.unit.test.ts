@@ -151,6 +151,31 @@ describe('DaSubmitter (socket-free)', () => {
     expect((await parts.store.getBlock(1n))!.headerDaHeight).toBe(includedAt);
   });
 
+  it('a backlog of many batches, the next ones prepared while one is in flight: one refused midway, every block posted once, in order', async () => {
+    const da = new MemoryDa();
+    const parts = await coreParts(closers, {
+      config: (c) => Object.assign(c.da, { block_time: DA_BLOCK_MS, inclusion_window: INCLUSION_WINDOW, max_blob_size: 1_500 }),
+    });
+    const a = await aggregator(da, { parts });
+    await a.produce(12);
+    // The second batch is refused: the batches prepared after it start past it, and are read again.
+    const submits: number[] = [];
+    const submit = da.submit.bind(da);
+    da.submit = async (blobs, config, signal) => {
+      submits.push(blobs.length);
+      if (submits.length === 2) da.failSubmits({ answer: DaErrorText.insufficientFunds });
+      return submit(blobs, config, signal);
+    };
+    a.start();
+    a.clock.advance(await a.clock.sleeping());
+    await a.included(12n);
+    expect(await postedHeights(da, a.parts)).toEqual(range(1, 12));
+    // Several batches of a few blocks each (a header and a data blob a block), the refused one sent twice.
+    expect(submits.length).toBeGreaterThanOrEqual(5);
+    expect(submits[1]).toBe(submits[2]);
+    expect(a.fatal).toEqual([]);
+  });
+
   it('a submission the DA node refused before taking it is posted again after the backoff, with no search of DA', async () => {
     const da = new MemoryDa();
     const a = await aggregator(da);
