@@ -22,12 +22,16 @@ const enc = (s: string) => new TextEncoder().encode(s);
 /** Numbers every tx of the file: a restarted aggregator's txs differ from the first one's. */
 let txs = 0;
 
-/** An aggregator's chain and DA submitter over `da`; `produce(n)` commits n blocks of one tx. */
-async function aggregator(da: MemoryDa, opts: { namespaces?: DaNamespaces; parts?: CoreParts } = {}) {
+/**
+ * An aggregator's chain and DA submitter over `da` (over `parts`, or new ones
+ * whose batches hold at most `maxBlobSize` bytes); `produce(n)` commits n blocks of one tx.
+ */
+async function aggregator(da: MemoryDa, opts: { namespaces?: DaNamespaces; parts?: CoreParts; maxBlobSize?: number } = {}) {
   const parts =
     opts.parts ??
     (await coreParts(closers, {
-      config: (c) => Object.assign(c.da, { block_time: DA_BLOCK_MS, inclusion_window: INCLUSION_WINDOW }),
+      config: (c) =>
+        Object.assign(c.da, { block_time: DA_BLOCK_MS, inclusion_window: INCLUSION_WINDOW, ...(opts.maxBlobSize ? { max_blob_size: opts.maxBlobSize } : {}) }),
     }));
   const clock = new ManualClock();
   const chain = await buildChain(parts);
@@ -118,10 +122,8 @@ describe('DaSubmitter (socket-free)', () => {
   it('a crash while an included submission is being recorded (the next one already sent): the restart finds both on DA and posts neither again', async () => {
     const da = new MemoryDa();
     // One block a batch.
-    const parts = await coreParts(closers, {
-      config: (c) => Object.assign(c.da, { block_time: DA_BLOCK_MS, inclusion_window: INCLUSION_WINDOW, max_blob_size: 1 }),
-    });
-    const first = await aggregator(da, { parts });
+    const first = await aggregator(da, { maxBlobSize: 1 });
+    const parts = first.parts;
     await first.produce(2);
     // The store's writes of inclusions are held, then lost with the process.
     const markDaIncluded = parts.store.markDaIncluded.bind(parts.store);
@@ -153,10 +155,7 @@ describe('DaSubmitter (socket-free)', () => {
 
   it('a backlog of many batches, the next ones prepared while one is in flight: one refused midway, every block posted once, in order', async () => {
     const da = new MemoryDa();
-    const parts = await coreParts(closers, {
-      config: (c) => Object.assign(c.da, { block_time: DA_BLOCK_MS, inclusion_window: INCLUSION_WINDOW, max_blob_size: 1_500 }),
-    });
-    const a = await aggregator(da, { parts });
+    const a = await aggregator(da, { maxBlobSize: 1_500 });
     await a.produce(12);
     // The second batch is refused: the batches prepared after it start past it, and are read again.
     const submits: number[] = [];
