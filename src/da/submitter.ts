@@ -104,6 +104,21 @@ interface Recording {
   done: Promise<void>;
 }
 
+/**
+ * Batches read and signed ahead of the one in flight. Signing a full batch
+ * takes about a DA round trip of CPU (2,222 ed25519 signatures): begun two
+ * round trips before its turn, a batch is ready when its turn comes even when
+ * a round trip is shorter than its signing, or the signing thread was held up.
+ * Each batch held is at most max_blob_size.
+ */
+const PREPARE_AHEAD = 2;
+
+/** A batch being prepared: `read` once its blocks are chosen (the next batch starts after them), `signed` once its blobs are made; null when there was nothing to prepare. */
+interface Prepared {
+  read: Promise<Batch | null>;
+  signed: Promise<Batch | null>;
+}
+
 /** Blocks `from..to` as the blobs of one submission, filled up to `cap` bytes (at least one block). */
 interface Batch {
   from: bigint;
@@ -135,11 +150,8 @@ export class DaSubmitter {
   private sizeCap: number;
   /** The highest DA height known to exist (a submission's inclusion, a head asked for), and when it was learned (clock ms). */
   private knownDaHead: { height: bigint; at: number } | null = null;
-  /**
-   * The batch after the one in flight, read and signed while the DA node
-   * holds that one: a full batch of blocks takes about a DA round trip to sign.
-   */
-  private prepared: Promise<Batch> | null = null;
+  /** The batches after the one in flight, in order, read and signed while the DA node holds that one (PREPARE_AHEAD). */
+  private prepared: Prepared[] = [];
   private readonly layout: BlobLayout;
   private readonly signer: BlobSigner;
   /** Blocks read from the store past the last batch filled (the rest of the read that filled it): the next batch starts with them. */
@@ -215,7 +227,7 @@ export class DaSubmitter {
   async stopped(): Promise<void> {
     await this.loop;
     // A batch being prepared reads the store: done before the node closes it. Its failure, if any, no longer matters.
-    await this.prepared?.catch(() => undefined);
+    await Promise.allSettled(this.prepared.map((p) => p.signed));
     await this.signer.close();
   }
 
@@ -249,6 +261,8 @@ export class DaSubmitter {
           continue;
         }
         const { blobs, to, bytes } = await this.nextBatch(from, this.store.height());
+        // Already now: a search of DA, or the note of the submission, may take a while.
+        this.prepareAhead(to + 1n);
         this.metrics?.daAttempts.inc();
         this.metrics?.daGasPrice.set(this.gasPrice);
         try {
@@ -271,7 +285,6 @@ export class DaSubmitter {
             continue;
           }
           this.cache.update({ pending });
-          this.prepareNext(to + 1n);
           let daHeight: bigint;
           try {
             daHeight = await this.client.submit(blobs, submitOptions({ gasPrice: this.gasPrice, maxGasPrice: this.opts.maxGasPrice }), signal);
@@ -373,38 +386,68 @@ export class DaSubmitter {
     if (!this.knownDaHead || height >= this.knownDaHead.height) this.knownDaHead = { height, at: this.clock.now() };
   }
 
-  /** Starts reading and signing the batch from `from` while the one before it is in flight, when there are blocks for it. */
-  private prepareNext(from: bigint): void {
-    if (from > this.store.height()) return;
-    const prepared = this.fill(emptyBatch(from, this.sizeCap), this.store.height());
-    // Awaited when taken (or at stop); until then a failure must not go unhandled.
-    prepared.catch(() => undefined);
-    this.prepared = prepared;
+  /**
+   * Starts reading and signing the batches from `from` while the one before
+   * them is in flight, up to PREPARE_AHEAD of them: each begins where the one
+   * before it ends, when that one is full (a batch with room takes the
+   * blocks made before its turn then, in nextBatch).
+   */
+  private prepareAhead(from: bigint): void {
+    while (this.prepared.length < PREPARE_AHEAD) {
+      const before = this.prepared.at(-1)?.read;
+      const cap = this.sizeCap;
+      let blocks: UnsignedBlock[] = [];
+      const read = (async () => {
+        const start = before ? await before.then((b) => (b?.full ? b.to + 1n : null)) : from;
+        if (start === null || start > this.store.height()) return null;
+        const batch = emptyBatch(start, cap);
+        blocks = await this.read(batch, this.store.height());
+        return batch;
+      })();
+      const signed = read.then((batch) => batch && this.sign(batch, blocks));
+      // Awaited when taken (or at stop); until then a failure must not go unhandled.
+      signed.catch(() => undefined);
+      this.prepared.push({ read, signed });
+    }
   }
 
   /**
-   * The batch from `from`: the one prepared while the last submission was in
-   * flight when it starts there and was filled to the same cap (topped up with
-   * blocks made since, if it had room), else one read now.
+   * The batch from `from`: the first prepared while the last submission was
+   * in flight when it starts there and was filled to the same cap (topped up
+   * with blocks made since, if it had room), else one read now (the other
+   * batches prepared are then dropped, once they are done with the store).
    */
   private async nextBatch(from: bigint, head: bigint): Promise<Batch> {
-    const prepared = await this.prepared;
-    this.prepared = null;
+    const prepared = await this.prepared.shift()?.signed;
     if (prepared && prepared.from === from && prepared.cap === this.sizeCap) return prepared.full ? prepared : this.fill(prepared, head);
+    const dropped = this.prepared;
+    this.prepared = [];
+    await Promise.allSettled(dropped.map((p) => p.signed));
     return this.fill(emptyBatch(from, this.sizeCap), head);
+  }
+
+  /** Adds to `batch` the blocks after it up to `head` that fit its cap (at least one block), and signs them. */
+  private async fill(batch: Batch, head: bigint): Promise<Batch> {
+    return this.sign(batch, await this.read(batch, head));
+  }
+
+  /** Adds the blobs of `blocks`, the ones read into `batch` last, signed all at once. */
+  private async sign(batch: Batch, blocks: UnsignedBlock[]): Promise<Batch> {
+    if (blocks.length > 0) batch.blobs.push(...(await this.signer.sign(blocks)));
+    return batch;
   }
 
   /**
    * Adds to `batch` the blocks after it up to `head` whose blobs fit its cap
-   * (at least one block), then signs them, all at once. Each block is read
-   * once: what a read brings past the cap waits in readAhead for the next batch.
+   * (at least one block), unsigned: they are returned, for sign. Each block is
+   * read once: what a read brings past the cap waits in readAhead for the next batch.
    */
-  private async fill(batch: Batch, head: bigint): Promise<Batch> {
+  private async read(batch: Batch, head: bigint): Promise<UnsignedBlock[]> {
     const blocks: UnsignedBlock[] = [];
     let bytes = batch.bytes;
     let to = batch.to;
     const take = (block: UnsignedBlock): boolean => {
-      batch.full = (batch.blobs.length > 0 || blocks.length > 0) && bytes + block.bytes > batch.cap;
+      batch.full = (batch.to >= batch.from || blocks.length > 0) && bytes + block.bytes > batch.cap;
       if (batch.full) return false;
       blocks.push(block);
       bytes += block.bytes;
@@ -425,10 +468,9 @@ export class DaSubmitter {
       }
     }
     if (!batch.full && to < head) throw new Error(`block ${to + 1n} is missing from the store although the chain is at ${head}`);
-    if (blocks.length > 0) batch.blobs.push(...(await this.signer.sign(blocks)));
     batch.bytes = bytes;
     batch.to = to;
-    return batch;
+    return blocks;
   }
 
   private recordError(err: DaError): void {

@@ -531,7 +531,12 @@ describe('LocalDa: bad JSON-RPC input', () => {
       [call('blob.Submit', [[{ namespace: ns, data: 'aGk=' }], null]), -32602, /TxConfig is null/],
       [call('blob.Submit', [[{ namespace: ns, data: 'aGk=' }]]), -32602, /wrong param count/],
       [call('blob.Submit', [[], {}]), -32700, /non-empty array/],
-      [call('blob.Submit', [[{ namespace: ns, data: '!!' }], {}]), -32700, /data: expected a base64/],
+      // What Go's standard base64 refuses: a foreign character, the URL alphabet, a missing pad, a `=` inside.
+      ...['!!', 'aG!=', 'a-_k', 'aGk', 'aG=k'].map((data): [string, number, RegExp] => [
+        call('blob.Submit', [[{ namespace: ns, data }], {}]),
+        -32700,
+        /data: expected a base64/,
+      ]),
       [call('blob.Submit', [[{ namespace: Buffer.alloc(29, 1).toString('base64'), data: 'aGk=' }], {}]), -32700, /version 1/],
       [call('blob.Submit', [[{ namespace: ns, data: 'aGk=', share_version: 1 }], {}]), -32700, /share_version/],
       // go-square's ValidateForBlob: a primary reserved namespace (PayForBlob's, 0x…04) holds no blobs.

@@ -22,12 +22,16 @@ const enc = (s: string) => new TextEncoder().encode(s);
 /** Numbers every tx of the file: a restarted aggregator's txs differ from the first one's. */
 let txs = 0;
 
-/** An aggregator's chain and DA submitter over `da`; `produce(n)` commits n blocks of one tx. */
-async function aggregator(da: MemoryDa, opts: { namespaces?: DaNamespaces; parts?: CoreParts } = {}) {
+/**
+ * An aggregator's chain and DA submitter over `da` (over `parts`, or new ones
+ * whose batches hold at most `maxBlobSize` bytes); `produce(n)` commits n blocks of one tx.
+ */
+async function aggregator(da: MemoryDa, opts: { namespaces?: DaNamespaces; parts?: CoreParts; maxBlobSize?: number } = {}) {
   const parts =
     opts.parts ??
     (await coreParts(closers, {
-      config: (c) => Object.assign(c.da, { block_time: DA_BLOCK_MS, inclusion_window: INCLUSION_WINDOW }),
+      config: (c) =>
+        Object.assign(c.da, { block_time: DA_BLOCK_MS, inclusion_window: INCLUSION_WINDOW, ...(opts.maxBlobSize ? { max_blob_size: opts.maxBlobSize } : {}) }),
     }));
   const clock = new ManualClock();
   const chain = await buildChain(parts);
@@ -118,10 +122,8 @@ describe('DaSubmitter (socket-free)', () => {
   it('a crash while an included submission is being recorded (the next one already sent): the restart finds both on DA and posts neither again', async () => {
     const da = new MemoryDa();
     // One block a batch.
-    const parts = await coreParts(closers, {
-      config: (c) => Object.assign(c.da, { block_time: DA_BLOCK_MS, inclusion_window: INCLUSION_WINDOW, max_blob_size: 1 }),
-    });
-    const first = await aggregator(da, { parts });
+    const first = await aggregator(da, { maxBlobSize: 1 });
+    const parts = first.parts;
     await first.produce(2);
     // The store's writes of inclusions are held, then lost with the process.
     const markDaIncluded = parts.store.markDaIncluded.bind(parts.store);
@@ -149,6 +151,28 @@ describe('DaSubmitter (socket-free)', () => {
     expect(da.count(DaMethod.submit)).toBe(2);
     expect(await postedHeights(da, parts)).toEqual([1, 2]);
     expect((await parts.store.getBlock(1n))!.headerDaHeight).toBe(includedAt);
+  });
+
+  it('a backlog of many batches, the next ones prepared while one is in flight: one refused midway, every block posted once, in order', async () => {
+    const da = new MemoryDa();
+    const a = await aggregator(da, { maxBlobSize: 1_500 });
+    await a.produce(12);
+    // The second batch is refused: the batches prepared after it start past it, and are read again.
+    const submits: number[] = [];
+    const submit = da.submit.bind(da);
+    da.submit = async (blobs, config, signal) => {
+      submits.push(blobs.length);
+      if (submits.length === 2) da.failSubmits({ answer: DaErrorText.insufficientFunds });
+      return submit(blobs, config, signal);
+    };
+    a.start();
+    a.clock.advance(await a.clock.sleeping());
+    await a.included(12n);
+    expect(await postedHeights(da, a.parts)).toEqual(range(1, 12));
+    // Several batches of a few blocks each (a header and a data blob a block), the refused one sent twice.
+    expect(submits.length).toBeGreaterThanOrEqual(5);
+    expect(submits[1]).toBe(submits[2]);
+    expect(a.fatal).toEqual([]);
   });
 
   it('a submission the DA node refused before taking it is posted again after the backoff, with no search of DA', async () => {
