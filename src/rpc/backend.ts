@@ -107,6 +107,6 @@ export interface RpcBackend {
 /**
  * cosmjs-types' ABCI codecs, loaded on first use: only an HA leader's and
  * follower's forwarded txs carry a CheckTx answer as JSON, and importing the
- * module up front added ~10 MB to every idle node (bench figure rss).
+ * module up front added ~7 MB to every idle node (bench figure rss).
  */
 export const abciTypes = () => import('cosmjs-types/tendermint/abci/types');
