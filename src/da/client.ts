@@ -1,4 +1,5 @@
-import { Agent, request } from 'undici';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { DaError, classifyDaMessage } from './errors.js';
 import { DaMethod, MISSING_PERMISSION, type Balance, type SyncState, type TxConfig, type WireBlob, type WireExtendedHeader } from './types.js';
 
@@ -57,19 +58,51 @@ export interface BlobApi {
   networkHead(signal?: AbortSignal): Promise<bigint>;
 }
 
+/** How long an idle pooled connection is kept (the DA node's `Keep-Alive: timeout=` hint shortens it), and how many are opened at most. */
+const KEEP_ALIVE_MS = 30_000;
+const MAX_CONNECTIONS = 8;
+
 /**
- * celestia-node's JSON-RPC subset over undici with keep-alive. Every call is
+ * POSTs `body` and reads the whole answer. node:http rather than undici: undici
+ * (its fetch, llhttp in WebAssembly) added ~5 MB to every idle node (bench
+ * figure rss), and a JSON-RPC POST needs none of it. `signal` aborts the
+ * request and the reading of its answer.
+ */
+function post(url: URL, agent: HttpAgent, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<{ status: number; text: string }> {
+  const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      { method: 'POST', agent, signal, headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) } },
+      (res: IncomingMessage) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode!, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/**
+ * celestia-node's JSON-RPC subset over HTTP with keep-alive. Every call is
  * bounded by the request timeout and fails with a DaError that says what went
  * wrong in plain words.
  */
 export class DaClient implements BlobApi {
-  private readonly agent: Agent;
+  private readonly agent: HttpAgent;
+  /** Calls under way: close() lets them finish before it closes the connections. */
+  private readonly inFlight = new Set<Promise<unknown>>();
   private nextId = 1;
   readonly url: URL;
 
   constructor(private readonly opts: DaClientOptions) {
     this.url = new URL(opts.address);
-    this.agent = new Agent({ keepAliveTimeout: 30_000, connections: 8 });
+    // `timeout` is how long a pooled connection may idle; node:http also takes the answer's Keep-Alive hint when shorter.
+    const agentOptions = { keepAlive: true, maxSockets: MAX_CONNECTIONS, timeout: KEEP_ALIVE_MS };
+    this.agent = this.url.protocol === 'https:' ? new HttpsAgent(agentOptions) : new HttpAgent(agentOptions);
   }
 
   private async call<T>(method: string, params: unknown[], signal?: AbortSignal): Promise<T> {
@@ -79,32 +112,27 @@ export class DaClient implements BlobApi {
     const where = `DA node ${this.url.host}`;
     let status: number;
     let text: string;
+    const timeout = AbortSignal.timeout(this.opts.requestTimeoutMs);
+    const answer = post(this.url, this.agent, headers, body, signal ? AbortSignal.any([signal, timeout]) : timeout);
+    this.inFlight.add(answer);
     try {
-      const res = await request(this.url, {
-        method: 'POST',
-        headers,
-        body,
-        dispatcher: this.agent,
-        signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(this.opts.requestTimeoutMs)]) : AbortSignal.timeout(this.opts.requestTimeoutMs),
-      });
-      status = res.statusCode;
-      text = await res.body.text();
+      ({ status, text } = await answer);
     } catch (err) {
-      const e = err as { code?: string; name?: string; message?: string };
+      const e = err as { code?: string; message?: string };
       // The caller's own abort (shutdown) is not a DA failure: pass it on as is.
       if (signal?.aborted) throw signal.reason;
-      if (e.name === 'TimeoutError' || e.name === 'AbortError' || (e.code?.startsWith('UND_ERR_') && /TIMEOUT/.test(e.code))) {
-        throw new DaError(`${method} to ${where} timed out after ${this.opts.requestTimeoutMs}ms`, 'timeout', undefined, 'unknown');
-      }
+      if (timeout.aborted) throw new DaError(`${method} to ${where} timed out after ${this.opts.requestTimeoutMs}ms`, 'timeout', undefined, 'unknown');
       // Refused, unreachable or unresolved: no connection, so the request was never sent.
       if (e.code === 'ECONNREFUSED' || e.code === 'EHOSTUNREACH' || e.code === 'ENOTFOUND') {
         throw new DaError(`${method} to ${where}: connection refused (${e.code})`, 'connection_refused', undefined, 'refused');
       }
       // The connection dropped after the request may have gone out.
-      if (e.code === 'ECONNRESET' || e.code === 'UND_ERR_SOCKET' || e.code === 'EPIPE') {
+      if (e.code === 'ECONNRESET' || e.code === 'EPIPE') {
         throw new DaError(`${method} to ${where}: the connection dropped before an answer (${e.code})`, 'connection_refused', undefined, 'unknown');
       }
       throw new DaError(`${method} to ${where} failed: ${e.message ?? String(err)}`, 'other', undefined, 'unknown');
+    } finally {
+      this.inFlight.delete(answer);
     }
     // go-jsonrpc auth/handler.go answers a token it cannot verify with a bare HTTP 401 (celestia-node api/rpc/server.go wires it).
     if (status === 401 || status === 403) {
@@ -194,7 +222,9 @@ export class DaClient implements BlobApi {
     return this.call<Balance>(DaMethod.balance, []);
   }
 
+  /** Lets the calls under way finish, then closes the pooled connections. */
   async close(): Promise<void> {
-    await this.agent.close();
+    await Promise.allSettled(this.inFlight);
+    this.agent.destroy();
   }
 }

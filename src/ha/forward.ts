@@ -1,6 +1,6 @@
-import { ResponseCheckTx } from 'cosmjs-types/tendermint/abci/types';
+import type { ResponseCheckTx } from 'cosmjs-types/tendermint/abci/types';
 import { CheckTxRejectedError, TxBackpressureError, TxRejectedError } from '../exec/index.js';
-import { FORWARDED_HEADER } from '../rpc/index.js';
+import { FORWARDED_HEADER, abciTypes } from '../rpc/index.js';
 import type { LeaderInfo } from './keys.js';
 
 /**
@@ -60,7 +60,7 @@ export async function forwardTx(leader: LeaderInfo | null, tx: Uint8Array, opts:
   } catch {
     // Not the leader's JSON (a proxy's page, say): its text is the message.
   }
-  const check = answer.check_tx === undefined ? undefined : ResponseCheckTx.fromJSON(answer.check_tx);
+  const check = answer.check_tx === undefined ? undefined : (await abciTypes()).ResponseCheckTx.fromJSON(answer.check_tx);
   if (res.ok) return check;
   if (check) throw new CheckTxRejectedError(check);
   const message = `the HA leader ${leader.node_id} refused the forwarded tx: ${answer.error ?? text.slice(0, 500)}`;

@@ -2,7 +2,7 @@ import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import type { Supervisor } from '../supervise/index.js';
 import { Node } from './node.js';
-import { releaseYoungGeneration } from './young-generation.js';
+import { releaseStartupHeap } from './startup-heap.js';
 
 export interface DaemonOptions {
   home: string;
@@ -93,7 +93,7 @@ export async function runDaemon(opts: DaemonOptions): Promise<number> {
       shutdown('fatal error');
     };
     node.start(onFatal);
-    releaseYoungGeneration();
+    releaseStartupHeap();
     opts.onReady?.(node);
   });
   await done;

@@ -18,4 +18,4 @@ export {
   type CoreComponents,
   type CoreParts,
 } from './parts.js';
-export { buildHaCoordinator, etcdSubmissions } from './ha.js';
+// Not ./ha.js: its etcd client (etcd3, gRPC, protobufjs) loads only for ha.enabled (node.ts imports it then); import it from './ha.js'.

@@ -1,5 +1,5 @@
 export type { RpcBackend, BlockReads, HealthReport, CheckResult, PeerSummary, TxOrigin } from './backend.js';
-export { FORWARDED_HEADER } from './backend.js';
+export { FORWARDED_HEADER, abciTypes } from './backend.js';
 export type { FollowerDaInfo, HaInfo, NodeInfo, SubmitterDaInfo, SupervisedChildInfo } from './node-info.js';
 export { RpcServer, MAX_REQUEST_BYTES } from './rpc-server.js';
 export { StatusServer } from './status-server.js';

@@ -3,12 +3,12 @@ import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { Code, ConnectError } from '@connectrpc/connect';
 import { compressionNegotiate } from '@connectrpc/connect/protocol';
 import { headerTimeout, headerUnaryEncoding, parseTimeout } from '@connectrpc/connect/protocol-connect';
-import { ResponseCheckTx } from 'cosmjs-types/tendermint/abci/types';
+import type { ResponseCheckTx } from 'cosmjs-types/tendermint/abci/types';
 import { CheckTxRejectedError, TxBackpressureError, TxRejectedError } from '../exec/index.js';
 import type { Logger } from '../log/index.js';
 import type { TxLocation } from '../store/index.js';
 import { ConfigService, P2PService, StoreService, txHash } from '../types/index.js';
-import { FORWARDED_HEADER, type HealthReport, type RpcBackend } from './backend.js';
+import { FORWARDED_HEADER, abciTypes, type HealthReport, type RpcBackend } from './backend.js';
 import { BlockJsonCache } from './block-json-cache.js';
 import { BROADCAST_TX_COMMIT_TIMEOUT_MS } from './status/tx-methods.js';
 import { ACCEPT_COMPRESSION, connectAdapter } from './connect-adapter.js';
@@ -251,12 +251,17 @@ export class RpcServer implements GuardedServer {
       if (err instanceof TxBackpressureError) res.setHeader('retry-after', String(err.retryAfterSeconds));
       // A forwarding HA follower answers broadcast_tx_sync with the app's CheckTx answer: it goes back with the refusal.
       if (err instanceof CheckTxRejectedError && forwarded)
-        return sendJson(res, err.httpStatus, JSON.stringify({ error: err.message, check_tx: ResponseCheckTx.toJSON(err.response) }));
+        return sendJson(res, err.httpStatus, JSON.stringify({ error: err.message, check_tx: (await abciTypes()).ResponseCheckTx.toJSON(err.response) }));
       if (err instanceof TxRejectedError) return sendJson(res, err.httpStatus, errorJson(err.message));
       throw err;
     }
     // ...and with the acknowledgement (src/ha/forward.ts reads it).
-    if (!committed) return sendJson(res, 200, JSON.stringify({ tx_hash: hash, ...(check && forwarded ? { check_tx: ResponseCheckTx.toJSON(check) } : {}) }));
+    if (!committed)
+      return sendJson(
+        res,
+        200,
+        JSON.stringify({ tx_hash: hash, ...(check && forwarded ? { check_tx: (await abciTypes()).ResponseCheckTx.toJSON(check) } : {}) }),
+      );
     let at: TxLocation;
     try {
       at = await committed.landed;
