@@ -1,5 +1,5 @@
 import type { TxLocation } from '../store/index.js';
-import { txHash } from '../types/index.js';
+import { txHash, txId } from '../types/index.js';
 import { TxBackpressureError, TxRejectedError } from './executor.js';
 
 export interface MempoolLimits {
@@ -24,7 +24,6 @@ export interface MempoolStore {
 /** A tx being admitted: its index lookup, then its write to the store, is under way. */
 interface Admission {
   id: string;
-  digest: Buffer;
   tx: Uint8Array;
   resolve: () => void;
   reject: (err: Error) => void;
@@ -90,7 +89,7 @@ export class Mempool {
   async restore(): Promise<number> {
     let restored = 0;
     for (const tx of await this.store.restoreMempoolTxs()) {
-      const id = txHash(tx).toString('binary');
+      const id = txId(tx);
       if (this.txs.has(id)) continue;
       this.txs.set(id, tx);
       this.totalBytes += tx.length;
@@ -121,8 +120,7 @@ export class Mempool {
     if (tx.length > this.limits.maxTxBytes) {
       return Promise.reject(new TxRejectedError(`tx is ${tx.length} bytes; the limit is ${this.limits.maxTxBytes}`, 413));
     }
-    const digest = txHash(tx);
-    const id = digest.toString('binary');
+    const id = txId(tx);
     try {
       this.refuseIfFullOrHeld(id, this.admitting.size);
     } catch (err) {
@@ -131,7 +129,7 @@ export class Mempool {
     this.admitting.add(id);
     return new Promise((resolve, reject) => {
       // A lookup under way starts the next when it ends (lookUp), with every tx that came meanwhile.
-      if (this.batch.push({ id, digest, tx, resolve, reject }) === 1 && this.lookups.size === 0) queueMicrotask(() => this.lookUp());
+      if (this.batch.push({ id, tx, resolve, reject }) === 1 && this.lookups.size === 0) queueMicrotask(() => this.lookUp());
     });
   }
 
@@ -164,7 +162,7 @@ export class Mempool {
       // producer commits a block during most lookups; reading again each time doubled the index reads.
       for (let seen = -1; pending.length > 0 && seen !== this.foreignBlocks;) {
         seen = this.foreignBlocks;
-        const locations = await this.store.getTxLocations(pending.map((a) => a.digest));
+        const locations = await this.store.getTxLocations(pending.map((a) => txHash(a.tx)));
         pending = pending.filter((a, i) => {
           const location = locations[i];
           if (!location) return true;
@@ -256,7 +254,7 @@ export class Mempool {
    * their block). Txs `take` did not give out (forced txs) are left out.
    */
   requeue(txs: Uint8Array[]): void {
-    const back = txs.map((tx) => [txHash(tx).toString('binary'), tx] as const).filter(([id]) => this.inBlock.delete(id));
+    const back = txs.map((tx) => [txId(tx), tx] as const).filter(([id]) => this.inBlock.delete(id));
     for (const [, tx] of back) this.totalBytes += tx.length;
     const rest = [...this.txs];
     this.txs.clear();
@@ -266,7 +264,7 @@ export class Mempool {
   /** A block holding `txs` is committed: the store's index now answers for them (txs taken for a later block stay held here). */
   blockCommitted(txs: Uint8Array[]): void {
     let foreign = false;
-    for (const tx of txs) if (!this.inBlock.delete(txHash(tx).toString('binary'))) foreign = true;
+    for (const tx of txs) if (!this.inBlock.delete(txId(tx))) foreign = true;
     if (foreign) this.foreignBlocks++;
   }
 }

@@ -96,11 +96,11 @@ export class KeyFilter {
     return at === buf.length && layers.length > 0 ? new KeyFilter(layers) : null;
   }
 
-  /** Adds a key; false when it surely was not in the set before. */
-  add(key: Uint8Array): boolean {
+  /** Adds a key, the first `length` bytes of `key`; false when it surely was not in the set before. */
+  add(key: Uint8Array, length = key.length): boolean {
     // Two independent 32-bit hashes: FNV-1a, then two differently seeded finalizers.
     let h = 0x811c9dc5;
-    for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key[i]!, 0x01000193);
+    for (let i = 0; i < length; i++) h = Math.imul(h ^ key[i]!, 0x01000193);
     const h1 = mix(h);
     const h2 = mix(h ^ 0x9e3779b9) | 1;
     for (const layer of this.layers) if (layer.probe(h1, h2, false)) return true; // its bits stay set: nothing to add
