@@ -1,5 +1,5 @@
 import type { TxLocation } from '../store/index.js';
-import { txHash, txId } from '../types/index.js';
+import { txId, txIdBytes } from '../types/index.js';
 import { TxBackpressureError, TxRejectedError } from './executor.js';
 
 export interface MempoolLimits {
@@ -191,7 +191,7 @@ export class Mempool {
       // producer commits a block during most lookups; reading again each time doubled the index reads.
       for (let seen = -1; pending.length > 0 && seen !== this.foreignBlocks;) {
         seen = this.foreignBlocks;
-        const locations = await this.store.getTxLocations(pending.map((i) => txHash(txs[i]!)));
+        const locations = await this.store.getTxLocations(pending.map((i) => txIdBytes(ids[i]!)));
         pending = pending.filter((i, at) => {
           const location = locations[at];
           if (!location) return true;

@@ -31,11 +31,14 @@ export function txId(tx: Uint8Array): TxId {
 }
 
 /** txId as 32 bytes, a new view each call (kept with the tx, a view would outlive most callers' use of it). */
-export function txHash(tx: Uint8Array): Buffer {
+export const txHash = (tx: Uint8Array): Buffer => txIdBytes(txId(tx));
+
+/** A TxId's 32 bytes, a new view each call. */
+export function txIdBytes(id: TxId): Buffer {
   if (slabUsed + 32 > SLAB_BYTES) {
     slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
     slabUsed = 0;
   }
-  slab.write(txId(tx), slabUsed, 32, 'latin1');
+  slab.write(id, slabUsed, 32, 'latin1');
   return slab.subarray(slabUsed, (slabUsed += 32));
 }
