@@ -72,13 +72,17 @@ class Sum256 {
 /** Entries up to this size are hashed from one reused buffer; bigger ones get their own. */
 const scratch = Buffer.allocUnsafe(4096);
 
-/** sha256(len(key) ‖ key ‖ value) as a binary string: one entry's share of the state sum. */
-function entryDigest(key: Uint8Array, value: Uint8Array): string {
-  const size = 4 + key.length + value.length;
+/**
+ * sha256(len(key) ‖ key ‖ value) as a binary string: one entry's share of the
+ * state sum. The key is the first `keyLength` bytes of `keyBytes` (a tx's,
+ * whose key ends at its '=': no view of it needed).
+ */
+function entryDigest(keyBytes: Uint8Array, keyLength: number, value: Uint8Array): string {
+  const size = 4 + keyLength + value.length;
   const buf = size <= scratch.length ? scratch : Buffer.allocUnsafe(size);
-  buf.writeUInt32BE(key.length, 0);
-  buf.set(key, 4);
-  buf.set(value, 4 + key.length);
+  buf.writeUInt32BE(keyLength, 0);
+  for (let i = 0; i < keyLength; i++) buf[4 + i] = keyBytes[i]!;
+  buf.set(value, 4 + keyLength);
   return hash('sha256', buf.subarray(0, size), 'binary');
 }
 
@@ -181,7 +185,7 @@ export class KvExecutor implements Executor {
       for (const { bytes } of blocks) {
         for (const tx of decodeBlock(bytes).data?.txs ?? []) {
           const eq = keyEnd(tx);
-          if (eq > 0) keys.add(tx.subarray(0, eq));
+          if (eq > 0) keys.add(tx, eq);
         }
       }
       next += BigInt(blocks.length);
@@ -233,33 +237,28 @@ export class KvExecutor implements Executor {
     }
     const sum = this.sum.copy();
     const storeOps: StoreOp[] = [];
-    /** Keys that may be in the state already, and their store keys: their old values come out of the sum. */
+    /** Store keys that may be in the state already: their old values come out of the sum. */
     const overwritten: Uint8Array[] = [];
-    const overwrittenStoreKeys: Uint8Array[] = [];
-    const written = [...lastWrites];
     const storeKeys = bucketKeysOf(
       Bucket.kvState,
-      written.map(([, tx]) => tx.subarray(0, keyEnd(tx))),
+      Array.from(lastWrites.values(), (tx) => tx.subarray(0, keyEnd(tx))),
     );
-    for (const [i, [name, tx]] of written.entries()) {
+    let i = 0;
+    // forEach, not for-of: no [key, value] array a write.
+    lastWrites.forEach((tx, name) => {
       const eq = keyEnd(tx);
-      const key = tx.subarray(0, eq);
       const value = tx.subarray(eq + 1);
-      const storeKey = storeKeys[i]!;
+      const storeKey = storeKeys[i++]!;
       storeOps.push({ type: 'put', key: storeKey, value });
-      sum.add(entryDigest(key, value), 1);
-      if (!this.keys.add(key)) continue;
+      sum.add(entryDigest(tx, eq, value), 1);
+      if (!this.keys.add(tx, eq)) return;
       const lastBlockTx = this.lastBlockWrites.get(name);
-      if (lastBlockTx) {
-        sum.add(entryDigest(key, lastBlockTx.subarray(eq + 1)), -1);
-      } else {
-        overwritten.push(key);
-        overwrittenStoreKeys.push(storeKey);
-      }
-    }
-    const olds = overwritten.length ? await this.store.getMany(overwrittenStoreKeys) : [];
+      if (lastBlockTx) sum.add(entryDigest(lastBlockTx, eq, lastBlockTx.subarray(eq + 1)), -1);
+      else overwritten.push(storeKey);
+    });
+    const olds = overwritten.length ? await this.store.getMany(overwritten) : [];
     olds.forEach((old, i) => {
-      if (old) sum.add(entryDigest(overwritten[i]!, old), -1);
+      if (old) sum.add(entryDigest(overwritten[i]!.subarray(1), overwritten[i]!.length - 1, old), -1);
     });
     this.setSum(sum);
     this.lastBlockWrites = lastWrites;
