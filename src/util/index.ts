@@ -46,6 +46,18 @@ export const nowNanos = (): bigint => BigInt(Date.now()) * 1_000_000n;
 export { scanJson, type JsonScan } from './json-scan.js';
 
 export const toBase64 = (b: Uint8Array) => Buffer.from(b).toString('base64');
+
+const BASE64_ALPHABET = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/**
+ * Whether `text` is padded standard base64 (RFC 4648 §4), as Go's
+ * encoding/json writes []byte. Not `^(?:[A-Za-z0-9+/]{4})*(…)?$`: V8 pushes a
+ * backtrack entry per group, so a 2 MB blob held the event loop ~200 ms (the
+ * built-in DA runs in the node's process) and grew malloc's heap by the stack's
+ * megabytes, and past ~30 MB it threw "Maximum call stack size exceeded".
+ * A length multiple of 4 with at most two `=` at the end is the same language.
+ */
+export const isBase64 = (text: string): boolean => text.length % 4 === 0 && BASE64_ALPHABET.test(text);
 export const toHex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 
 /**

@@ -5,7 +5,7 @@ import type { Logger } from '../../log/index.js';
 import { formatHostPort, hostPortFlagMove, parseHostPort, type ListenerMove } from '../../config/index.js';
 import { listen, type Listener } from '../../rpc/listen.js';
 import { BodyTooLargeError, readBody } from '../../rpc/http.js';
-import { sleep } from '../../util/index.js';
+import { isBase64, sleep } from '../../util/index.js';
 import {
   CELESTIA_MIN_GAS_PRICE,
   DaErrorText,
@@ -111,7 +111,6 @@ const methodError = (message: string) => new RpcFailure(RpcCode.methodError, mes
 const NAMESPACE_BYTES = 29;
 /** Version-0 namespaces: version byte 0, then 18 zero bytes of the 28-byte id (as celestia requires for blobs). */
 const V0_ZERO_PREFIX = 19;
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const CHAIN_ID = 'local-da';
 const DEFAULT_BALANCE = '1000000000000000';
 const GO_ZERO_TIME = '0001-01-01T00:00:00Z';
@@ -150,7 +149,7 @@ export function checkAdminListen(adminListen: string, authToken: string | undefi
 type ParamError = (why: string) => RpcFailure;
 
 function decodeBase64(text: unknown, what: string, invalid: ParamError): Buffer {
-  if (typeof text !== 'string' || !BASE64.test(text)) throw invalid(`${what}: expected a base64 string`);
+  if (typeof text !== 'string' || !isBase64(text)) throw invalid(`${what}: expected a base64 string`);
   return Buffer.from(text, 'base64');
 }
 
