@@ -14,12 +14,21 @@ const TX_BYTES = 100;
 const RSS_EVERY_MS = 5_000;
 const MINUTE_MS = 60_000;
 
+type Point = { x: number; y: number };
+type Fit = { slope: number; stdErr: number };
+
+/** "min–max MB, last MB at the end" of a series of samples. */
+function range(points: Point[]): string {
+  const ys = points.map((p) => p.y);
+  return `${Math.min(...ys).toFixed(0)}–${Math.max(...ys).toFixed(0)} MB, ${ys.at(-1)?.toFixed(0)} MB at the end`;
+}
+
 /**
  * Least-squares slope of y over x, with its standard error: the heap grows and
  * shrinks by tens of MB between collections, so an 8-minute fit of a flat RSS
  * can still read a few MB/min either way, and the note says how far.
  */
-function slope(points: Array<{ x: number; y: number }>): { slope: number; stdErr: number } {
+function slope(points: Point[]): Fit {
   const n = points.length;
   const mx = points.reduce((s, p) => s + p.x, 0) / n;
   const my = points.reduce((s, p) => s + p.y, 0) / n;
@@ -30,11 +39,22 @@ function slope(points: Array<{ x: number; y: number }>): { slope: number; stdErr
   return { slope: b, stdErr: Math.sqrt(residuals / (n - 2) / sxx) };
 }
 
-/** Samples a process's resident memory every RSS_EVERY_MS: minutes since `start`, MB. */
-function sampleRss(pid: number, start: number): { points: Array<{ x: number; y: number }>; stop: () => void } {
-  const points: Array<{ x: number; y: number }> = [];
-  const timer = setInterval(() => points.push({ x: (performance.now() - start) / MINUTE_MS, y: residentMb(pid) }), RSS_EVERY_MS);
-  return { points, stop: () => clearInterval(timer) };
+/**
+ * Samples a process's resident memory every RSS_EVERY_MS, in its two parts
+ * (minutes since `start`, MB): RssAnon, its own memory (the JS heap, malloc's
+ * arenas, LevelDB's memtables and block cache), which is what a leak grows;
+ * and RssFile, the pages of files it maps (node's binary, and the table files
+ * LevelDB reads through mmap), page cache the kernel may drop at any time.
+ */
+function sampleResident(pid: number, start: number): { anon: Point[]; file: Point[]; total: Point[]; stop: () => void } {
+  const [anon, file, total]: [Point[], Point[], Point[]] = [[], [], []];
+  const timer = setInterval(() => {
+    const x = (performance.now() - start) / MINUTE_MS;
+    anon.push({ x, y: residentMb(pid, 'RssAnon') });
+    file.push({ x, y: residentMb(pid, 'RssFile') });
+    total.push({ x, y: residentMb(pid) });
+  }, RSS_EVERY_MS);
+  return { anon, file, total, stop: () => clearInterval(timer) };
 }
 
 export const soak: Bench = {
@@ -48,43 +68,56 @@ export const soak: Bench = {
     // The baseline: an idle node process over the same minutes, on the same machine (its slope is the noise floor).
     const idle = scope.spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)']);
     const start = performance.now();
-    const rss = sampleRss(devnet.child.pid!, start);
-    const idleRss = sampleRss(idle.pid!, start);
-    scope.defer(() => (rss.stop(), idleRss.stop()));
+    const resident = sampleResident(devnet.child.pid!, start);
+    const idleResident = sampleResident(idle.pid!, start);
+    scope.defer(() => (resident.stop(), idleResident.stop()));
     const result = await postOpenLoop({ origin: devnet.rpc, ratePerSecond: RATE, durationMs: minutes * MINUTE_MS, txBytes: TX_BYTES, tag: 'soak' });
-    rss.stop();
-    idleRss.stop();
+    resident.stop();
+    idleResident.stop();
     const offered = offeredLoad(result);
-    const fitted = (points: Array<{ x: number; y: number }>) => slope(points.filter((p) => p.x >= minutes - fittedMinutes));
-    const [nodeFit, idleFit] = [fitted(rss.points), fitted(idleRss.points)];
-    const p99Between = (fromMs: number, toMs: number) =>
-      percentile(
-        result.txs.filter((t) => t.sentAt - start >= fromMs && t.sentAt - start < toMs).map((t) => t.commitMs),
-        99,
-      );
-    const first = p99Between(0, MINUTE_MS);
-    const last = p99Between((minutes - 1) * MINUTE_MS, minutes * MINUTE_MS);
+    const fitted = (points: Point[]) => slope(points.filter((p) => p.x >= minutes - fittedMinutes));
+    const [anonFit, fileFit, idleAnonFit, idleFileFit] = [resident.anon, resident.file, idleResident.anon, idleResident.file].map(fitted) as [
+      Fit,
+      Fit,
+      Fit,
+      Fit,
+    ];
+    const commitMs = (minute: number) =>
+      result.txs.filter((t) => t.sentAt - start >= minute * MINUTE_MS && t.sentAt - start < (minute + 1) * MINUTE_MS).map((t) => t.commitMs);
+    const p99ByMinute = Array.from({ length: minutes }, (_, m) => percentile(commitMs(m), 99));
     const span = opts.quick ? `${minutes} min (--quick; the full figure is 10 min)` : `${minutes} min`;
-    const rssPoints = rss.points.map((p) => p.y);
     const how =
       `One round: a spawned \`noded start --dev\` (fresh home, kv, block_time ${BLOCK_TIME_MS} ms, posting to its built-in DA with a block every ${DA_BLOCK_TIME_MS} ms) ` +
       `takes ${RATE} tx/s of ${TX_BYTES} B POST /tx?wait=commit, open-loop from a worker thread, for ${span}; ${result.txs.length} txs committed, ${offered.note}, ${senderStalls(result)}.`;
+    const fit = (f: Fit) => `${f.slope.toFixed(2)} ± ${f.stdErr.toFixed(2)} MB/min`;
+    const baselineNote = `Baseline: the same fit of an idle \`node -e "setInterval(()=>{},1000)"\` spawned beside it.`;
     return [
       row(
-        `Soak ${span}: resident memory slope, last ${fittedMinutes} min`,
+        `Soak ${span}: anonymous resident memory (RssAnon) slope, last ${fittedMinutes} min`,
         'MB/min',
-        { noded: sample([nodeFit.slope]), baseline: sample(opts.nodedOnly ? [] : [idleFit.slope]) },
+        { noded: sample([anonFit.slope]), baseline: sample(opts.nodedOnly ? [] : [idleAnonFit.slope]) },
         { nodedAtMost: 1 },
-        `${how} VmRSS every ${RSS_EVERY_MS / 1000} s (${Math.min(...rssPoints).toFixed(0)}–${Math.max(...rssPoints).toFixed(0)} MB, ${rssPoints.at(-1)?.toFixed(0)} MB at the end), ` +
-          `least-squares slope over the last ${fittedMinutes} min (standard error ±${nodeFit.stdErr.toFixed(2)} MB/min, taking the samples as independent: GC cycles make it larger). Baseline: the same fit of an idle \`node -e "setInterval(()=>{},1000)"\` spawned beside it.`,
+        `${how} RssAnon of /proc/<pid>/status every ${RSS_EVERY_MS / 1000} s (${range(resident.anon)}), least-squares slope over the last ${fittedMinutes} min ` +
+          `(standard error ±${anonFit.stdErr.toFixed(2)} MB/min taking the samples as independent; they are not: V8 lets its heap grow ~100 MB past the ~50 MB live between major GCs, and malloc keeps the Buffers freed by each, so RssAnon swings ±30 MB over cycles of a minute or so). ` +
+          `RssAnon, the process's own memory, is what a leak grows; VmRSS (what ps and top show: ${range(resident.total)}, slope ${fit(fitted(resident.total))}) adds RssFile, the next row. ${baselineNote}`,
+      ),
+      row(
+        `Soak ${span}: file-backed resident memory (RssFile) slope, last ${fittedMinutes} min`,
+        'MB/min',
+        { noded: sample([fileFit.slope]), baseline: sample(opts.nodedOnly ? [] : [idleFileFit.slope]) },
+        null,
+        `The same run, RssFile (${range(resident.file)}): pages of mapped files, node's binary and libraries, and the LevelDB table files LevelDB reads through mmap. ` +
+          `It grows with the store (each new table's index and filter pages) and jumps while a compaction reads its inputs: page cache, which the kernel drops under memory pressure, so no target. ${baselineNote}`,
       ),
       commitRow(
         row(
           `Soak ${span}: commit p99, last minute`,
           'ms',
-          { noded: sample([last]), baseline: sample(opts.nodedOnly ? [] : [first]) },
+          { noded: sample([p99ByMinute.at(-1)!]), baseline: sample(opts.nodedOnly ? [] : [p99ByMinute[0]!]) },
           { ratioAtMost: 1.2 },
-          `${how} p99 of the send-to-committed time of the txs sent in the last minute. Baseline: the same of the first minute.`,
+          `${how} p99 of the send-to-committed time of the txs sent in the last minute; each minute's: ${p99ByMinute.map((ms) => ms.toFixed(0)).join(', ')} ms. ` +
+            `Baseline: the same of the first minute, which holds the node's start-up (code not yet optimised, the heap and LevelDB's first tables growing). ` +
+            `A later minute's p99 follows the node's stalls: major GC pauses (tens of ms; more on a starved host), and above all the host's CPU pressure: a minute in which the node fell behind shows in its p99 and in the sends dropped.`,
         ),
         offered.kept,
       ),

@@ -360,7 +360,7 @@ export class BlockStore {
   async *blocksInRange(from: bigint, to: bigint): AsyncGenerator<Array<{ height: bigint; bytes: Uint8Array }>> {
     const entries = this.db.iterator({ gte: heightKey(Bucket.block, from), lte: heightKey(Bucket.block, to), highWaterMarkBytes: 1024 * 1024 });
     let next = from;
-    for await (const batch of inBatches(entries, 10_000)) {
+    for await (const batch of inBatches(entries, RANGE_BATCH_BLOCKS)) {
       const blocks = [];
       for (const [key, bytes] of batch) {
         const height = readHeight(key, 1);
@@ -433,6 +433,16 @@ function txIndexOps(txHashes: Uint8Array[], height: bigint): StoreOp[] {
   }
   return ops;
 }
+
+/**
+ * Blocks a read of blocksInRange asks for. classic-level's nextv(n) reserves n
+ * entries before it reads (ReadMany, binding.cc), though the megabyte cap
+ * stops it after a few dozen blocks of txs: 10,000 was 640 KB for each read
+ * of the DA submitter (one a second or more), and in the soak figure 47 of the
+ * 69 MB by which the thread pool's malloc arenas grew (perf on their mprotect
+ * calls, 10 minutes). 1,000 empty blocks are still one read.
+ */
+const RANGE_BATCH_BLOCKS = 1_000;
 
 /** What a LevelDB iterator yields, `size` at a time, closing the iterator however the caller stops. */
 async function* inBatches<T>(iterator: { nextv(size: number): Promise<T[]>; close(): Promise<void> }, size: number): AsyncGenerator<T[]> {

@@ -46,6 +46,24 @@ export const nowNanos = (): bigint => BigInt(Date.now()) * 1_000_000n;
 export { scanJson, type JsonScan } from './json-scan.js';
 
 export const toBase64 = (b: Uint8Array) => Buffer.from(b).toString('base64');
+
+/**
+ * `text` decoded if it is padded standard base64 (RFC 4648 §4), as Go's
+ * encoding/json writes a []byte; null if it is not. Node's decoder skips what
+ * is not base64 and stops at a `=`, so a text with any of that decodes to fewer
+ * bytes than its length says; the URL alphabet it also takes is looked for
+ * apart. No regex: the grouped pattern `^(?:[A-Za-z0-9+/]{4})*(…)?$` makes V8
+ * push a backtrack entry per group, so a 2 MB blob held the event loop ~200 ms
+ * (the built-in DA runs in the node's process) and grew malloc's heap by the
+ * stack's megabytes, and past ~30 MB it threw "Maximum call stack size
+ * exceeded"; this costs the decoding alone.
+ */
+export function strictBase64(text: string): Buffer | null {
+  if (text.length % 4 !== 0 || text.includes('-') || text.includes('_')) return null;
+  const bytes = Buffer.from(text, 'base64');
+  const padding = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;
+  return bytes.length === (text.length / 4) * 3 - padding ? bytes : null;
+}
 export const toHex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 
 /**

@@ -5,7 +5,7 @@ import type { Logger } from '../../log/index.js';
 import { formatHostPort, hostPortFlagMove, parseHostPort, type ListenerMove } from '../../config/index.js';
 import { listen, type Listener } from '../../rpc/listen.js';
 import { BodyTooLargeError, readBody } from '../../rpc/http.js';
-import { sleep } from '../../util/index.js';
+import { strictBase64, sleep } from '../../util/index.js';
 import {
   CELESTIA_MIN_GAS_PRICE,
   DaErrorText,
@@ -147,20 +147,6 @@ export function checkAdminListen(adminListen: string, authToken: string | undefi
 
 /** A param that does not decode: go-jsonrpc's framing around our own words for what is wrong. */
 type ParamError = (why: string) => RpcFailure;
-
-/**
- * Padded standard base64 as Go's encoding/json decodes a []byte, or null.
- * Node's decoder skips what is not base64 and stops at a `=`, so a text with
- * any of that decodes to fewer bytes than its length says; it also takes the
- * URL alphabet, looked for apart. As strict as a regex over the text, at the
- * cost of the decoding alone (a regex took most of a submission's handling).
- */
-function strictBase64(text: string): Buffer | null {
-  if (text.length % 4 !== 0 || text.includes('-') || text.includes('_')) return null;
-  const bytes = Buffer.from(text, 'base64');
-  const padding = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;
-  return bytes.length === (text.length / 4) * 3 - padding ? bytes : null;
-}
 
 function decodeBase64(text: unknown, what: string, invalid: ParamError): Buffer {
   const bytes = typeof text === 'string' ? strictBase64(text) : null;

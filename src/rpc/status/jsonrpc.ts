@@ -4,6 +4,8 @@
  * objects, and how a method's params are read from a JSON body or a URL.
  */
 
+import { strictBase64 } from '../../util/index.js';
+
 /** A JSON-RPC error as CometBFT writes it: `data` is left out when empty (`json:"data,omitempty"`). */
 export class RpcError extends Error {
   constructor(
@@ -116,11 +118,12 @@ export class CallParams {
       if (/^".*"$/s.test(v)) return new TextEncoder().encode(v.slice(1, -1));
     }
     if (encoding === 'hex') return decodeHex(this, name, v, 'hex');
-    if (!/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(v)) {
+    const bytes = strictBase64(v);
+    if (!bytes) {
       const url = this.form === 'uri' ? ' (in a URL: 0x-prefixed hex or a "quoted string")' : '';
       throw this.invalid(`${name} must be base64${url}, got ${JSON.stringify(v)}`);
     }
-    return Buffer.from(v, 'base64');
+    return bytes;
   }
 }
 
