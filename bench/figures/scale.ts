@@ -1,3 +1,6 @@
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { LocalDa } from '../../src/da/index.js';
 import { readHome } from '../../src/home/index.js';
 import { SYNC_DA_BLOCK_MS, SYNC_TX_BYTES, SYNC_TXS_PER_BLOCK, buildSyncChain, startFullNodeProcess, syncDaFlags, syncRate } from '../lib/chain.js';
 import type { Bench, BenchOptions } from '../lib/figure.js';
@@ -97,20 +100,47 @@ async function measureStart(scope: Scope, chain: LongChain, idleMs: number): Pro
 }
 
 /**
+ * BENCH_SCALE_KEEP_DIR: where the chains are kept after a run, and taken from
+ * by the next one instead of built again (a million blocks take minutes to
+ * build). Each run measures copies of them, so they stay as built. Empty them
+ * after changing how a chain is built or stored.
+ */
+const KEEP_DIR = 'BENCH_SCALE_KEEP_DIR';
+/** In a chain's keep dir once it is complete: what LongChain says of it, but its home. */
+const KEPT_FILE = 'chain.json';
+
+/**
  * A chain of `blocks` blocks, and `syncBlocks` more produced on a copy of it
  * and posted to a built-in DA of its own: the next blocks a full node holding
- * the chain finds on DA.
+ * the chain finds on DA. Taken from the keep dir (KEEP_DIR) when it is there.
  */
-async function prepareChain(scope: Scope, blocks: number, syncBlocks: number) {
-  const chain = await buildLongChain(scope, blocks);
-  const da = await startLocalDa(scope, SYNC_DA_BLOCK_MS);
+async function prepareChain(scope: Scope, blocks: number, syncBlocks: number): Promise<{ chain: LongChain; da: LocalDa }> {
+  const keep = process.env[KEEP_DIR] ? join(process.env[KEEP_DIR], `${blocks}-${syncBlocks}`) : null;
+  const kept = keep ? join(keep, KEPT_FILE) : null;
+  if (keep && kept && existsSync(kept)) {
+    process.stderr.write(`bench: scale: the chain of ${blocks.toLocaleString('en-US')} blocks kept in ${keep}\n`);
+    const chain: LongChain = { ...(JSON.parse(readFileSync(kept, 'utf8')) as Omit<LongChain, 'home'>), home: join(keep, 'home') };
+    return { chain, da: await startLocalDa(scope, SYNC_DA_BLOCK_MS, join(keep, 'da')) };
+  }
+  if (keep) rmSync(keep, { recursive: true, force: true }); // a build cut short
+  const chain = await buildLongChain(scope, blocks, keep ? mkdirs(join(keep, 'home')) : undefined);
+  const da = await startLocalDa(scope, SYNC_DA_BLOCK_MS, keep ? mkdirs(join(keep, 'da')) : undefined);
   await buildSyncChain(scope, da, syncBlocks, linkCopy(scope, chain.home, 'noded-bench-scale-agg-'));
+  if (kept) {
+    const { home: _home, ...rest } = chain;
+    writeFileSync(kept, JSON.stringify(rest));
+  }
   return { chain, da };
 }
 
+const mkdirs = (dir: string) => {
+  mkdirSync(dir, { recursive: true });
+  return dir;
+};
+
 export const scale: Bench = {
   name: 'scale',
-  description: 'Start-up, idle memory, GetBlock, status, DA sync and disk of a node holding a million blocks vs one holding 1,000',
+  description: `Start-up, idle memory, GetBlock, status, DA sync and disk of a node holding a million blocks vs one holding 1,000 (${KEEP_DIR}=DIR keeps the chains built there for the next run)`,
   async run(opts: BenchOptions, scope: Scope) {
     const { largeBlocks, syncBlocks, rounds, idleMs } = opts.quick
       ? { largeBlocks: 100_000, syncBlocks: 2_000, rounds: 2, idleMs: 3_000 }
