@@ -2,19 +2,36 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import type { LocalDa } from '../../src/da/index.js';
 import { readHome } from '../../src/home/index.js';
-import { SYNC_DA_BLOCK_MS, SYNC_TX_BYTES, SYNC_TXS_PER_BLOCK, buildSyncChain, startFullNodeProcess, syncDaFlags, syncRate } from '../lib/chain.js';
+import {
+  SYNC_DA_BLOCK_MS,
+  SYNC_TX_BYTES,
+  SYNC_TXS_PER_BLOCK,
+  buildSyncChain,
+  startFullNodeProcess,
+  syncDaFlags,
+  syncRate,
+  type NodeProcess,
+} from '../lib/chain.js';
 import type { Bench, BenchOptions } from '../lib/figure.js';
 import { buildLongChain, diskBytes, linkCopy, type LongChain } from '../lib/long-chain.js';
 import { packageRoot, startLocalDa } from '../lib/node.js';
 import { cpuPercent, residentMb, wallTimeMs } from '../lib/process.js';
 import { row, type Row, type Target } from '../lib/report.js';
-import { sample } from '../lib/rounds.js';
+import { median, sample } from '../lib/rounds.js';
 import { stopChild, type Scope } from '../lib/scope.js';
 
 const SMALL_BLOCKS = 1_000;
 /** Distinct heights GetBlock is asked for at each end of the chain, each once (so every answer is read from the store). */
-const GETBLOCK_HEIGHTS = 500;
+const GETBLOCK_HEIGHTS = 450;
+/** Distinct heights from the middle of the chain GetBlock is asked for first, unmeasured: none of those above (1,000 blocks hold them all). */
+const WARMUP_HEIGHTS = 100;
 const PATH = '/node.v1.StoreService/GetBlock';
+/**
+ * `noded status` calls a round makes of each node, the nodes taking turns
+ * (ABBA…): most of a call is a new process loading its code, which the
+ * machine's other load slows by hundreds of ms from one call to the next.
+ */
+const STATUS_CALLS = 3;
 /** A node using less of a core than this over a window is settled: no compaction of its store under way. */
 const SETTLED_CPU_PERCENT = 5;
 const SETTLE_WINDOW_MS = 500;
@@ -33,6 +50,7 @@ interface StartFigures {
   tipP99: number;
   firstP50: number;
   firstP99: number;
+  /** The median of its STATUS_CALLS calls. */
   statusMs: number;
 }
 
@@ -41,17 +59,13 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-/** GetBlock latency (ms) of each height of `heights`, asked one after another. */
-async function getBlockLatencies(rpc: string, heights: number[]): Promise<number[]> {
-  const latencies: number[] = [];
-  for (const height of heights) {
-    const start = performance.now();
-    const res = await fetch(rpc + PATH, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ height }) });
-    const body = await res.text();
-    if (res.status !== 200) throw new Error(`GetBlock ${height} answered ${res.status}: ${body}`);
-    latencies.push(performance.now() - start);
-  }
-  return latencies;
+/** GetBlock latency (ms) of `height`. */
+async function getBlockMs(rpc: string, height: number): Promise<number> {
+  const start = performance.now();
+  const res = await fetch(rpc + PATH, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ height }) });
+  const body = await res.text();
+  if (res.status !== 200) throw new Error(`GetBlock ${height} answered ${res.status}: ${body}`);
+  return performance.now() - start;
 }
 
 const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => from + i);
@@ -63,39 +77,84 @@ async function settle(pid: number): Promise<number> {
   return performance.now() - start;
 }
 
+type Side = 'large' | 'small';
+
+/** A node started on a copy of a chain's home. */
+interface Started {
+  chain: LongChain;
+  home: string;
+  node: NodeProcess;
+  startMs: number;
+}
+
 /**
- * Starts the chain's home (a copy: the node writes to its store) as a full node,
- * then measures it: start-up to ready; once it has settled (LevelDB compacts a
- * store just opened, on a background thread of the node, for seconds on a
- * large one: GetBlock measured meanwhile measures the compaction), resident
- * memory after `idleMs`, GetBlock at both ends of the chain, `noded status`.
+ * GetBlock latencies of each node for the heights `heightsOf` gives it,
+ * asked one after another, the nodes taking turns (`order` first at each
+ * step): a stall of the shared machine falls on both sides alike, where series
+ * measured one after the other saw different loads (p99 is the fifth-worst of
+ * 450 answers: one stall).
  */
-async function measureStart(scope: Scope, chain: LongChain, idleMs: number): Promise<StartFigures> {
-  const home = linkCopy(scope, chain.home, 'noded-bench-scale-node-');
-  const start = performance.now();
-  const node = await startFullNodeProcess(scope, home, 'ready');
-  const startMs = performance.now() - start;
+async function alternateGetBlock(
+  started: Record<Side, Started>,
+  order: readonly Side[],
+  heightsOf: (chain: LongChain) => number[],
+): Promise<Record<Side, number[]>> {
+  const heights = { large: heightsOf(started.large.chain), small: heightsOf(started.small.chain) };
+  const latencies: Record<Side, number[]> = { large: [], small: [] };
+  for (let i = 0; i < heights.large.length; i++) for (const side of order) latencies[side].push(await getBlockMs(started[side].node.rpc, heights[side][i]!));
+  return latencies;
+}
+
+/**
+ * One round: starts a copy of each chain's home (the node writes to its
+ * store) as a full node, one after the other in `order`, then measures both:
+ * start-up to ready; once both have settled (LevelDB compacts a store just
+ * opened, on a background thread of the node: GetBlock measured meanwhile
+ * would measure the compaction), resident memory after `idleMs`; GetBlock at
+ * both ends of the chain, after WARMUP_HEIGHTS answers from its middle (the
+ * first answers of a new process pay for loading and compiling its code, the
+ * same on both sides: left in, they were p99 at the tip); `noded status`
+ * (STATUS_CALLS calls).
+ * Both nodes run at once, each idle while the other answers, so that what
+ * the machine's other load does to one it does to the other.
+ */
+async function measureRound(scope: Scope, chains: Record<Side, LongChain>, order: readonly Side[], idleMs: number): Promise<Record<Side, StartFigures>> {
+  const started: Partial<Record<Side, Started>> = {};
   try {
-    const settleMs = await settle(node.child.pid!);
+    for (const side of order) {
+      const home = linkCopy(scope, chains[side].home, 'noded-bench-scale-node-');
+      const start = performance.now();
+      const node = await startFullNodeProcess(scope, home, 'ready');
+      started[side] = { chain: chains[side], home, node, startMs: performance.now() - start };
+    }
+    const both = started as Record<Side, Started>;
+    const settleMs = { large: 0, small: 0 };
+    for (const side of order) settleMs[side] = await settle(both[side].node.child.pid!);
     await new Promise((resolve) => setTimeout(resolve, idleMs));
-    const rssMb = residentMb(node.child.pid!);
-    const rssFileMb = residentMb(node.child.pid!, 'RssFile');
-    const tip = await getBlockLatencies(node.rpc, range(chain.blocks - GETBLOCK_HEIGHTS + 1, GETBLOCK_HEIGHTS));
-    const first = await getBlockLatencies(node.rpc, range(1, GETBLOCK_HEIGHTS));
-    const statusMs = await wallTimeMs(scope, [`${packageRoot()}bin/run.js`, 'status', '--home', home, '--node', node.rpc]);
-    return {
-      startMs,
-      settleMs,
-      rssMb,
-      rssFileMb,
-      tipP50: percentile(tip, 50),
-      tipP99: percentile(tip, 99),
-      firstP50: percentile(first, 50),
-      firstP99: percentile(first, 99),
-      statusMs,
-    };
+    const memory = (side: Side) => ({ rssMb: residentMb(both[side].node.child.pid!), rssFileMb: residentMb(both[side].node.child.pid!, 'RssFile') });
+    const rss = { large: memory('large'), small: memory('small') };
+    await alternateGetBlock(both, order, (chain) => range(Math.floor(chain.blocks / 2) - WARMUP_HEIGHTS / 2, WARMUP_HEIGHTS));
+    const tip = await alternateGetBlock(both, order, (chain) => range(chain.blocks - GETBLOCK_HEIGHTS + 1, GETBLOCK_HEIGHTS));
+    const first = await alternateGetBlock(both, order, () => range(1, GETBLOCK_HEIGHTS));
+    const statusMs: Record<Side, number[]> = { large: [], small: [] };
+    for (let call = 0; call < STATUS_CALLS; call++) {
+      for (const side of call % 2 === 0 ? order : [...order].reverse()) {
+        statusMs[side].push(await wallTimeMs(scope, [`${packageRoot()}bin/run.js`, 'status', '--home', both[side].home, '--node', both[side].node.rpc]));
+      }
+    }
+    const figures = (side: Side): StartFigures => ({
+      startMs: both[side].startMs,
+      settleMs: settleMs[side],
+      ...rss[side],
+      tipP50: percentile(tip[side], 50),
+      tipP99: percentile(tip[side], 99),
+      firstP50: percentile(first[side], 50),
+      firstP99: percentile(first[side], 99),
+      statusMs: median(statusMs[side]),
+    });
+    return { large: figures('large'), small: figures('small') };
   } finally {
-    await stopChild(node.child);
+    for (const side of order) if (started[side]) await stopChild(started[side].node.child);
   }
 }
 
@@ -123,6 +182,7 @@ async function prepareChain(scope: Scope, blocks: number, syncBlocks: number): P
     return { chain, da: await startLocalDa(scope, SYNC_DA_BLOCK_MS, join(keep, 'da')) };
   }
   if (keep) rmSync(keep, { recursive: true, force: true }); // a build cut short
+  process.stderr.write(`bench: scale: building a chain of ${blocks.toLocaleString('en-US')} blocks…\n`);
   const chain = await buildLongChain(scope, blocks, keep ? mkdirs(join(keep, 'home')) : undefined);
   const da = await startLocalDa(scope, SYNC_DA_BLOCK_MS, keep ? mkdirs(join(keep, 'da')) : undefined);
   await buildSyncChain(scope, da, syncBlocks, linkCopy(scope, chain.home, 'noded-bench-scale-agg-'));
@@ -143,18 +203,20 @@ export const scale: Bench = {
   description: `Start-up, idle memory, GetBlock, status, DA sync and disk of a node holding a million blocks vs one holding 1,000 (${KEEP_DIR}=DIR keeps the chains built there for the next run)`,
   async run(opts: BenchOptions, scope: Scope) {
     const { largeBlocks, syncBlocks, rounds, idleMs } = opts.quick
-      ? { largeBlocks: 100_000, syncBlocks: 2_000, rounds: 2, idleMs: 3_000 }
-      : { largeBlocks: 1_000_000, syncBlocks: 10_000, rounds: 3, idleMs: 5_000 };
-    process.stderr.write(`bench: scale: building a chain of ${largeBlocks.toLocaleString('en-US')} blocks…\n`);
+      ? { largeBlocks: 100_000, syncBlocks: 2_000, rounds: 3, idleMs: 3_000 }
+      : { largeBlocks: 1_000_000, syncBlocks: 10_000, rounds: 5, idleMs: 5_000 };
     const large = await prepareChain(scope, largeBlocks, syncBlocks);
     const small = await prepareChain(scope, SMALL_BLOCKS, syncBlocks);
     const figures = { large: [] as StartFigures[], small: [] as StartFigures[] };
     const synced = { large: [] as number[], small: [] as number[] };
+    const chains = { large: large.chain, small: small.chain };
     for (let i = 0; i < rounds; i++) {
-      // The other order every other round, so both chains see the same machine load.
-      for (const side of i % 2 === 0 ? (['small', 'large'] as const) : (['large', 'small'] as const)) {
+      // The other order every other round, so neither chain always goes first.
+      const order = i % 2 === 0 ? (['small', 'large'] as const) : (['large', 'small'] as const);
+      const round = await measureRound(scope, chains, order, idleMs);
+      for (const side of order) figures[side].push(round[side]);
+      for (const side of order) {
         const { chain, da } = side === 'large' ? large : small;
-        figures[side].push(await measureStart(scope, chain, idleMs));
         const home = linkCopy(scope, chain.home, 'noded-bench-scale-full-');
         synced[side].push(await syncRate(home, BigInt(chain.blocks + syncBlocks), syncDaFlags(da)));
       }
@@ -162,20 +224,21 @@ export const scale: Bench = {
     const largeName = `${largeBlocks.toLocaleString('en-US')} blocks${opts.quick ? ' (--quick: not a million)' : ''}`;
     const versus = `noded: a node holding ${largeName}; baseline: the same on ${SMALL_BLOCKS.toLocaleString('en-US')} blocks`;
     const built = `The chains are empty blocks, built by bench/lib/long-chain.ts through the store's commitBlock (${Math.round(large.chain.blocksPerSecond).toLocaleString('en-US')} blocks/s for the large one), every block recorded as on DA`;
-    const started = `\`noded start\` of a copy of the chain's home as a full node (DA a closed port, free ports)`;
+    const started = `\`noded start\` of a copy of the chain's home as a full node (DA a closed port, free ports), running beside the same of the other chain, each started while the other was idle`;
     const perStart = (figure: string, unit: string, pick: (f: StartFigures) => number, how: string, target: Target = { ratioAtMost: 1.2 }): Row =>
       row(
         `Scale: ${figure}`,
         unit,
         { noded: sample(figures.large.map(pick)), baseline: sample(figures.small.map(pick)) },
         target,
-        `${how}; ${versus}. ${built}. ${rounds} rounds, the chains' order alternating.`,
+        `${how}; ${versus}. ${built}. ${rounds} rounds, the chains' order alternating (which node starts, asks or is asked first).`,
       );
     const mb = (side: StartFigures[]) => side.map((f) => f.rssFileMb.toFixed(0)).join(', ');
     const settled = (side: StartFigures[]) => side.map((f) => (f.settleMs / 1000).toFixed(1)).join(', ');
     const getBlock = (heights: string) =>
-      `POST ${PATH} for ${GETBLOCK_HEIGHTS} distinct heights ${heights}, one after another, each read from the store once, to ${started}, ` +
-      `once it has settled (under ${SETTLED_CPU_PERCENT}% of a core over ${SETTLE_WINDOW_MS} ms: LevelDB compacts a store it has just opened; settled after s, large: ${settled(figures.large)}; small: ${settled(figures.small)}) and ${idleMs / 1000} s more`;
+      `POST ${PATH} for ${GETBLOCK_HEIGHTS} distinct heights ${heights}, one after another, each read from the store once, the two nodes taking turns, ` +
+      `after ${WARMUP_HEIGHTS} unmeasured ones from the chain's middle (a new process's first answers load and compile its code), to ${started}, ` +
+      `once both had settled (under ${SETTLED_CPU_PERCENT}% of a core over ${SETTLE_WINDOW_MS} ms: LevelDB compacts a store it has just opened; settled after s, large: ${settled(figures.large)}; small: ${settled(figures.small)}) and ${idleMs / 1000} s more`;
     const storeBytes = diskBytes(readHome(large.chain.home).paths.storeDir);
     return [
       perStart('start-up to ready', 'ms', (f) => f.startMs, `From spawning ${started} to /health/ready answering 200`),
@@ -189,14 +252,19 @@ export const scale: Bench = {
       perStart('GetBlock p99 at the tip', 'ms', (f) => f.tipP99, getBlock('ending at the tip')),
       perStart('GetBlock p50 at height 1', 'ms', (f) => f.firstP50, getBlock('from height 1')),
       perStart('GetBlock p99 at height 1', 'ms', (f) => f.firstP99, getBlock('from height 1')),
-      perStart('`noded status` wall time', 'ms', (f) => f.statusMs, `\`noded status --home … --node <rpc>\` against ${started}, spawn to exit`),
+      perStart(
+        '`noded status` wall time',
+        'ms',
+        (f) => f.statusMs,
+        `\`noded status --home … --node <rpc>\` against ${started}, spawn to exit, the median of ${STATUS_CALLS} calls a round, the two nodes taking turns`,
+      ),
       row(
         `Scale: DA-only sync of the last ${syncBlocks.toLocaleString('en-US')} blocks`,
         'blocks/s',
         { noded: sample(synced.large), baseline: sample(synced.small) },
         { ratioAtLeast: 0.83 },
-        `A full node in this process on a copy of the chain's home syncs the ${syncBlocks.toLocaleString('en-US')} blocks (${SYNC_TXS_PER_BLOCK} txs × ${SYNC_TX_BYTES} B each) an aggregator made on another copy and posted to a built-in DA of the chain's own (in this process, a DA block every ${SYNC_DA_BLOCK_MS} ms), ` +
-          `timed from opening the node to the last block; ${versus}. ${built}. ${rounds} rounds.`,
+        `After each round's nodes stop, a full node in this process on a copy of the chain's home syncs the ${syncBlocks.toLocaleString('en-US')} blocks (${SYNC_TXS_PER_BLOCK} txs × ${SYNC_TX_BYTES} B each) an aggregator made on another copy and posted to a built-in DA of the chain's own (in this process, a DA block every ${SYNC_DA_BLOCK_MS} ms), ` +
+          `timed from opening the node to the last block; ${versus}. ${built}. ${rounds} rounds, the chains' order alternating.`,
       ),
       row(
         'Scale: disk bytes per block',
