@@ -15,7 +15,7 @@ import {
 import type { Bench, BenchOptions } from '../lib/figure.js';
 import { buildLongChain, diskBytes, linkCopy, type LongChain } from '../lib/long-chain.js';
 import { packageRoot, startLocalDa } from '../lib/node.js';
-import { cpuPercent, residentMb, wallTimeMs } from '../lib/process.js';
+import { cpuPercent, cpuSeconds, residentMb, wallTimeMs } from '../lib/process.js';
 import { row, type Row, type Target } from '../lib/report.js';
 import { median, sample } from '../lib/rounds.js';
 import { stopChild, type Scope } from '../lib/scope.js';
@@ -26,6 +26,13 @@ const GETBLOCK_HEIGHTS = 450;
 /** Distinct heights from the middle of the chain GetBlock is asked for first, unmeasured: none of those above (1,000 blocks hold them all). */
 const WARMUP_HEIGHTS = 100;
 const PATH = '/node.v1.StoreService/GetBlock';
+/**
+ * Starts to ready a round makes of each chain's home, the chains taking turns
+ * (ABBA…); the last of each stays up to be measured. Start-up is a second or
+ * more of a new process loading its code, which the machine's other load
+ * stretches by seconds from one start to the next.
+ */
+const STARTS = 3;
 /**
  * `noded status` calls a round makes of each node, the nodes taking turns
  * (ABBA…): most of a call is a new process loading its code, which the
@@ -38,9 +45,12 @@ const SETTLE_WINDOW_MS = 500;
 /** Longest wait for a node to settle; past it the figures are measured anyway. */
 const SETTLE_LIMIT_MS = 120_000;
 
-/** What one `noded start` on a chain's home measures. */
+/** What one round measures of the nodes started on a chain's home. */
 interface StartFigures {
+  /** The median of its STARTS starts' wall time to ready. */
   startMs: number;
+  /** CPU time (user and system, all threads) each of those starts used to get ready, in ms: what load does not change much. */
+  startCpuMs: number[];
   /** From ready to settled (SETTLED_CPU_PERCENT). */
   settleMs: number;
   rssMb: number;
@@ -85,6 +95,16 @@ interface Started {
   home: string;
   node: NodeProcess;
   startMs: number;
+  /** CPU time it used to get ready. */
+  cpuMs: number;
+}
+
+/** Starts a copy of `chain`'s home (the node writes to its store) as a full node, timed to ready. */
+async function startNode(scope: Scope, chain: LongChain): Promise<Started> {
+  const home = linkCopy(scope, chain.home, 'noded-bench-scale-node-');
+  const start = performance.now();
+  const node = await startFullNodeProcess(scope, home, 'ready');
+  return { chain, home, node, startMs: performance.now() - start, cpuMs: cpuSeconds(node.child.pid!) * 1000 };
 }
 
 /**
@@ -106,11 +126,11 @@ async function alternateGetBlock(
 }
 
 /**
- * One round: starts a copy of each chain's home (the node writes to its
- * store) as a full node, one after the other in `order`, then measures both:
- * start-up to ready; once both have settled (LevelDB compacts a store just
- * opened, on a background thread of the node: GetBlock measured meanwhile
- * would measure the compaction), resident memory after `idleMs`; GetBlock at
+ * One round: starts a copy of each chain's home as a full node STARTS times,
+ * the chains taking turns, `order` first, each timed to ready; with the last
+ * two running, measures both: once both have settled (LevelDB compacts a
+ * store just opened, on a background thread of the node: GetBlock measured
+ * meanwhile would measure the compaction), resident memory after `idleMs`; GetBlock at
  * both ends of the chain, after WARMUP_HEIGHTS answers from its middle (the
  * first answers of a new process pay for loading and compiling its code, the
  * same on both sides: left in, they were p99 at the tip); `noded status`
@@ -119,13 +139,21 @@ async function alternateGetBlock(
  * the machine's other load does to one it does to the other.
  */
 async function measureRound(scope: Scope, chains: Record<Side, LongChain>, order: readonly Side[], idleMs: number): Promise<Record<Side, StartFigures>> {
+  const starts: Record<Side, Started[]> = { large: [], small: [] };
+  for (let i = 0; i < STARTS - 1; i++) {
+    for (const side of i % 2 === 0 ? order : [...order].reverse()) {
+      const node = await startNode(scope, chains[side]);
+      starts[side].push(node);
+      await stopChild(node.node.child);
+    }
+  }
+  // The pair measured below: started in the order that continues the turns.
+  const last = (STARTS - 1) % 2 === 0 ? order : [...order].reverse();
   const started: Partial<Record<Side, Started>> = {};
   try {
-    for (const side of order) {
-      const home = linkCopy(scope, chains[side].home, 'noded-bench-scale-node-');
-      const start = performance.now();
-      const node = await startFullNodeProcess(scope, home, 'ready');
-      started[side] = { chain: chains[side], home, node, startMs: performance.now() - start };
+    for (const side of last) {
+      started[side] = await startNode(scope, chains[side]);
+      starts[side].push(started[side]);
     }
     const both = started as Record<Side, Started>;
     const settleMs = { large: 0, small: 0 };
@@ -143,7 +171,8 @@ async function measureRound(scope: Scope, chains: Record<Side, LongChain>, order
       }
     }
     const figures = (side: Side): StartFigures => ({
-      startMs: both[side].startMs,
+      startMs: median(starts[side].map((s) => s.startMs)),
+      startCpuMs: starts[side].map((s) => s.cpuMs),
       settleMs: settleMs[side],
       ...rss[side],
       tipP50: percentile(tip[side], 50),
@@ -154,7 +183,7 @@ async function measureRound(scope: Scope, chains: Record<Side, LongChain>, order
     });
     return { large: figures('large'), small: figures('small') };
   } finally {
-    for (const side of order) if (started[side]) await stopChild(started[side].node.child);
+    for (const side of last) if (started[side]) await stopChild(started[side].node.child);
   }
 }
 
@@ -224,7 +253,7 @@ export const scale: Bench = {
     const largeName = `${largeBlocks.toLocaleString('en-US')} blocks${opts.quick ? ' (--quick: not a million)' : ''}`;
     const versus = `noded: a node holding ${largeName}; baseline: the same on ${SMALL_BLOCKS.toLocaleString('en-US')} blocks`;
     const built = `The chains are empty blocks, built by bench/lib/long-chain.ts through the store's commitBlock (${Math.round(large.chain.blocksPerSecond).toLocaleString('en-US')} blocks/s for the large one), every block recorded as on DA`;
-    const started = `\`noded start\` of a copy of the chain's home as a full node (DA a closed port, free ports), running beside the same of the other chain, each started while the other was idle`;
+    const started = `\`noded start\` of a copy of the chain's home as a full node (DA a closed port, free ports); a round's last start of each chain runs on beside the other's, each started while the other was idle`;
     const perStart = (figure: string, unit: string, pick: (f: StartFigures) => number, how: string, target: Target = { ratioAtMost: 1.2 }): Row =>
       row(
         `Scale: ${figure}`,
@@ -233,6 +262,7 @@ export const scale: Bench = {
         target,
         `${how}; ${versus}. ${built}. ${rounds} rounds, the chains' order alternating (which node starts, asks or is asked first).`,
       );
+    const cpu = (side: StartFigures[]) => side.map((f) => f.startCpuMs.map((ms) => (ms / 1000).toFixed(2)).join('/')).join(', ');
     const mb = (side: StartFigures[]) => side.map((f) => f.rssFileMb.toFixed(0)).join(', ');
     const settled = (side: StartFigures[]) => side.map((f) => (f.settleMs / 1000).toFixed(1)).join(', ');
     const getBlock = (heights: string) =>
@@ -241,7 +271,13 @@ export const scale: Bench = {
       `once both had settled (under ${SETTLED_CPU_PERCENT}% of a core over ${SETTLE_WINDOW_MS} ms: LevelDB compacts a store it has just opened; settled after s, large: ${settled(figures.large)}; small: ${settled(figures.small)}) and ${idleMs / 1000} s more`;
     const storeBytes = diskBytes(readHome(large.chain.home).paths.storeDir);
     return [
-      perStart('start-up to ready', 'ms', (f) => f.startMs, `From spawning ${started} to /health/ready answering 200`),
+      perStart(
+        'start-up to ready',
+        'ms',
+        (f) => f.startMs,
+        `From spawning ${started} to /health/ready answering 200, the median of ${STARTS} starts a round, the chains taking turns; ` +
+          `CPU time (user and system) of each start to ready in s, large: ${cpu(figures.large)}; small: ${cpu(figures.small)}`,
+      ),
       perStart(
         'idle RSS after start',
         'MB',
