@@ -161,7 +161,7 @@ async function measureRound(scope: Scope, chains: Record<Side, LongChain>, order
     await new Promise((resolve) => setTimeout(resolve, idleMs));
     const memory = (side: Side) => ({ rssMb: residentMb(both[side].node.child.pid!), rssFileMb: residentMb(both[side].node.child.pid!, 'RssFile') });
     const rss = { large: memory('large'), small: memory('small') };
-    await alternateGetBlock(both, order, (chain) => range(Math.floor(chain.blocks / 2) - WARMUP_HEIGHTS / 2, WARMUP_HEIGHTS));
+    await alternateGetBlock(both, order, (chain) => range(Math.floor(chain.blocks / 2) - WARMUP_HEIGHTS / 2 + 1, WARMUP_HEIGHTS));
     const tip = await alternateGetBlock(both, order, (chain) => range(chain.blocks - GETBLOCK_HEIGHTS + 1, GETBLOCK_HEIGHTS));
     const first = await alternateGetBlock(both, order, () => range(1, GETBLOCK_HEIGHTS));
     const statusMs: Record<Side, number[]> = { large: [], small: [] };
