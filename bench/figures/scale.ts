@@ -1,26 +1,56 @@
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { LocalDa } from '../../src/da/index.js';
 import { readHome } from '../../src/home/index.js';
-import { SYNC_DA_BLOCK_MS, SYNC_TX_BYTES, SYNC_TXS_PER_BLOCK, buildSyncChain, startFullNodeProcess, syncDaFlags, syncRate } from '../lib/chain.js';
+import {
+  SYNC_DA_BLOCK_MS,
+  SYNC_TX_BYTES,
+  SYNC_TXS_PER_BLOCK,
+  buildSyncChain,
+  startFullNodeProcess,
+  syncDaFlags,
+  syncRate,
+  type NodeProcess,
+} from '../lib/chain.js';
 import type { Bench, BenchOptions } from '../lib/figure.js';
 import { buildLongChain, diskBytes, linkCopy, type LongChain } from '../lib/long-chain.js';
 import { packageRoot, startLocalDa } from '../lib/node.js';
-import { cpuPercent, residentMb, wallTimeMs } from '../lib/process.js';
+import { cpuPercent, cpuSeconds, residentMb, wallTimeMs } from '../lib/process.js';
 import { row, type Row, type Target } from '../lib/report.js';
-import { sample } from '../lib/rounds.js';
+import { median, sample } from '../lib/rounds.js';
 import { stopChild, type Scope } from '../lib/scope.js';
 
 const SMALL_BLOCKS = 1_000;
 /** Distinct heights GetBlock is asked for at each end of the chain, each once (so every answer is read from the store). */
-const GETBLOCK_HEIGHTS = 500;
+const GETBLOCK_HEIGHTS = 450;
+/** Distinct heights from the middle of the chain GetBlock is asked for first, unmeasured: none of those above (1,000 blocks hold them all). */
+const WARMUP_HEIGHTS = 100;
 const PATH = '/node.v1.StoreService/GetBlock';
+/**
+ * Starts to ready a round makes of each chain's home, the chains taking turns
+ * (ABBA…); the last of each stays up to be measured. Start-up is a second or
+ * more of a new process loading its code, which the machine's other load
+ * stretches by seconds from one start to the next.
+ */
+const STARTS = 3;
+/**
+ * `noded status` calls a round makes of each node, the nodes taking turns
+ * (ABBA…): most of a call is a new process loading its code, which the
+ * machine's other load slows by hundreds of ms from one call to the next.
+ */
+const STATUS_CALLS = 3;
 /** A node using less of a core than this over a window is settled: no compaction of its store under way. */
 const SETTLED_CPU_PERCENT = 5;
 const SETTLE_WINDOW_MS = 500;
 /** Longest wait for a node to settle; past it the figures are measured anyway. */
 const SETTLE_LIMIT_MS = 120_000;
 
-/** What one `noded start` on a chain's home measures. */
+/** What one round measures of the nodes started on a chain's home. */
 interface StartFigures {
+  /** The median of its STARTS starts' wall time to ready. */
   startMs: number;
+  /** CPU time (user and system, all threads) each of those starts used to get ready, in ms: what load does not change much. */
+  startCpuMs: number[];
   /** From ready to settled (SETTLED_CPU_PERCENT). */
   settleMs: number;
   rssMb: number;
@@ -30,6 +60,7 @@ interface StartFigures {
   tipP99: number;
   firstP50: number;
   firstP99: number;
+  /** The median of its STATUS_CALLS calls. */
   statusMs: number;
 }
 
@@ -38,17 +69,13 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-/** GetBlock latency (ms) of each height of `heights`, asked one after another. */
-async function getBlockLatencies(rpc: string, heights: number[]): Promise<number[]> {
-  const latencies: number[] = [];
-  for (const height of heights) {
-    const start = performance.now();
-    const res = await fetch(rpc + PATH, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ height }) });
-    const body = await res.text();
-    if (res.status !== 200) throw new Error(`GetBlock ${height} answered ${res.status}: ${body}`);
-    latencies.push(performance.now() - start);
-  }
-  return latencies;
+/** GetBlock latency (ms) of `height`. */
+async function getBlockMs(rpc: string, height: number): Promise<number> {
+  const start = performance.now();
+  const res = await fetch(rpc + PATH, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ height }) });
+  const body = await res.text();
+  if (res.status !== 200) throw new Error(`GetBlock ${height} answered ${res.status}: ${body}`);
+  return performance.now() - start;
 }
 
 const range = (from: number, count: number) => Array.from({ length: count }, (_, i) => from + i);
@@ -60,71 +87,165 @@ async function settle(pid: number): Promise<number> {
   return performance.now() - start;
 }
 
-/**
- * Starts the chain's home (a copy: the node writes to its store) as a full node,
- * then measures it: start-up to ready; once it has settled (LevelDB compacts a
- * store just opened, on a background thread of the node, for seconds on a
- * large one: GetBlock measured meanwhile measures the compaction), resident
- * memory after `idleMs`, GetBlock at both ends of the chain, `noded status`.
- */
-async function measureStart(scope: Scope, chain: LongChain, idleMs: number): Promise<StartFigures> {
+type Side = 'large' | 'small';
+
+/** A node started on a copy of a chain's home. */
+interface Started {
+  chain: LongChain;
+  home: string;
+  node: NodeProcess;
+  startMs: number;
+  /** CPU time it used to get ready. */
+  cpuMs: number;
+}
+
+/** Starts a copy of `chain`'s home (the node writes to its store) as a full node, timed to ready. */
+async function startNode(scope: Scope, chain: LongChain): Promise<Started> {
   const home = linkCopy(scope, chain.home, 'noded-bench-scale-node-');
   const start = performance.now();
   const node = await startFullNodeProcess(scope, home, 'ready');
-  const startMs = performance.now() - start;
+  return { chain, home, node, startMs: performance.now() - start, cpuMs: cpuSeconds(node.child.pid!) * 1000 };
+}
+
+/**
+ * GetBlock latencies of each node for the heights `heightsOf` gives it,
+ * asked one after another, the nodes taking turns (`order` first at each
+ * step): a stall of the shared machine falls on both sides alike, where series
+ * measured one after the other saw different loads (p99 is the fifth-worst of
+ * 450 answers: one stall).
+ */
+async function alternateGetBlock(
+  started: Record<Side, Started>,
+  order: readonly Side[],
+  heightsOf: (chain: LongChain) => number[],
+): Promise<Record<Side, number[]>> {
+  const heights = { large: heightsOf(started.large.chain), small: heightsOf(started.small.chain) };
+  const latencies: Record<Side, number[]> = { large: [], small: [] };
+  for (let i = 0; i < heights.large.length; i++) for (const side of order) latencies[side].push(await getBlockMs(started[side].node.rpc, heights[side][i]!));
+  return latencies;
+}
+
+/**
+ * One round: starts a copy of each chain's home as a full node STARTS times,
+ * the chains taking turns, `order` first, each timed to ready; with the last
+ * two running, measures both: once both have settled (LevelDB compacts a
+ * store just opened, on a background thread of the node: GetBlock measured
+ * meanwhile would measure the compaction), resident memory after `idleMs`; GetBlock at
+ * both ends of the chain, after WARMUP_HEIGHTS answers from its middle (the
+ * first answers of a new process pay for loading and compiling its code, the
+ * same on both sides: left in, they were p99 at the tip); `noded status`
+ * (STATUS_CALLS calls).
+ * Both nodes run at once, each idle while the other answers, so that what
+ * the machine's other load does to one it does to the other.
+ */
+async function measureRound(scope: Scope, chains: Record<Side, LongChain>, order: readonly Side[], idleMs: number): Promise<Record<Side, StartFigures>> {
+  const starts: Record<Side, Started[]> = { large: [], small: [] };
+  for (let i = 0; i < STARTS - 1; i++) {
+    for (const side of i % 2 === 0 ? order : [...order].reverse()) {
+      const node = await startNode(scope, chains[side]);
+      starts[side].push(node);
+      await stopChild(node.node.child);
+    }
+  }
+  // The pair measured below: started in the order that continues the turns.
+  const last = (STARTS - 1) % 2 === 0 ? order : [...order].reverse();
+  const started: Partial<Record<Side, Started>> = {};
   try {
-    const settleMs = await settle(node.child.pid!);
+    for (const side of last) {
+      started[side] = await startNode(scope, chains[side]);
+      starts[side].push(started[side]);
+    }
+    const both = started as Record<Side, Started>;
+    const settleMs = { large: 0, small: 0 };
+    for (const side of order) settleMs[side] = await settle(both[side].node.child.pid!);
     await new Promise((resolve) => setTimeout(resolve, idleMs));
-    const rssMb = residentMb(node.child.pid!);
-    const rssFileMb = residentMb(node.child.pid!, 'RssFile');
-    const tip = await getBlockLatencies(node.rpc, range(chain.blocks - GETBLOCK_HEIGHTS + 1, GETBLOCK_HEIGHTS));
-    const first = await getBlockLatencies(node.rpc, range(1, GETBLOCK_HEIGHTS));
-    const statusMs = await wallTimeMs(scope, [`${packageRoot()}bin/run.js`, 'status', '--home', home, '--node', node.rpc]);
-    return {
-      startMs,
-      settleMs,
-      rssMb,
-      rssFileMb,
-      tipP50: percentile(tip, 50),
-      tipP99: percentile(tip, 99),
-      firstP50: percentile(first, 50),
-      firstP99: percentile(first, 99),
-      statusMs,
-    };
+    const memory = (side: Side) => ({ rssMb: residentMb(both[side].node.child.pid!), rssFileMb: residentMb(both[side].node.child.pid!, 'RssFile') });
+    const rss = { large: memory('large'), small: memory('small') };
+    await alternateGetBlock(both, order, (chain) => range(Math.floor(chain.blocks / 2) - WARMUP_HEIGHTS / 2 + 1, WARMUP_HEIGHTS));
+    const tip = await alternateGetBlock(both, order, (chain) => range(chain.blocks - GETBLOCK_HEIGHTS + 1, GETBLOCK_HEIGHTS));
+    const first = await alternateGetBlock(both, order, () => range(1, GETBLOCK_HEIGHTS));
+    const statusMs: Record<Side, number[]> = { large: [], small: [] };
+    for (let call = 0; call < STATUS_CALLS; call++) {
+      for (const side of call % 2 === 0 ? order : [...order].reverse()) {
+        statusMs[side].push(await wallTimeMs(scope, [`${packageRoot()}bin/run.js`, 'status', '--home', both[side].home, '--node', both[side].node.rpc]));
+      }
+    }
+    const figures = (side: Side): StartFigures => ({
+      startMs: median(starts[side].map((s) => s.startMs)),
+      startCpuMs: starts[side].map((s) => s.cpuMs),
+      settleMs: settleMs[side],
+      ...rss[side],
+      tipP50: percentile(tip[side], 50),
+      tipP99: percentile(tip[side], 99),
+      firstP50: percentile(first[side], 50),
+      firstP99: percentile(first[side], 99),
+      statusMs: median(statusMs[side]),
+    });
+    return { large: figures('large'), small: figures('small') };
   } finally {
-    await stopChild(node.child);
+    for (const side of last) if (started[side]) await stopChild(started[side].node.child);
   }
 }
 
 /**
+ * BENCH_SCALE_KEEP_DIR: where the chains are kept after a run, and taken from
+ * by the next one instead of built again (a million blocks take minutes to
+ * build). Each run measures copies of them, so they stay as built. Empty them
+ * after changing how a chain is built or stored.
+ */
+const KEEP_DIR = 'BENCH_SCALE_KEEP_DIR';
+/** In a chain's keep dir once it is complete: what LongChain says of it, but its home. */
+const KEPT_FILE = 'chain.json';
+
+/**
  * A chain of `blocks` blocks, and `syncBlocks` more produced on a copy of it
  * and posted to a built-in DA of its own: the next blocks a full node holding
- * the chain finds on DA.
+ * the chain finds on DA. Taken from the keep dir (KEEP_DIR) when it is there.
  */
-async function prepareChain(scope: Scope, blocks: number, syncBlocks: number) {
-  const chain = await buildLongChain(scope, blocks);
-  const da = await startLocalDa(scope, SYNC_DA_BLOCK_MS);
+async function prepareChain(scope: Scope, blocks: number, syncBlocks: number): Promise<{ chain: LongChain; da: LocalDa }> {
+  const keep = process.env[KEEP_DIR] ? join(process.env[KEEP_DIR], `${blocks}-${syncBlocks}`) : null;
+  const kept = keep ? join(keep, KEPT_FILE) : null;
+  if (keep && kept && existsSync(kept)) {
+    process.stderr.write(`bench: scale: the chain of ${blocks.toLocaleString('en-US')} blocks kept in ${keep}\n`);
+    const chain: LongChain = { ...(JSON.parse(readFileSync(kept, 'utf8')) as Omit<LongChain, 'home'>), home: join(keep, 'home') };
+    return { chain, da: await startLocalDa(scope, SYNC_DA_BLOCK_MS, join(keep, 'da')) };
+  }
+  if (keep) rmSync(keep, { recursive: true, force: true }); // a build cut short
+  process.stderr.write(`bench: scale: building a chain of ${blocks.toLocaleString('en-US')} blocks…\n`);
+  const chain = await buildLongChain(scope, blocks, keep ? mkdirs(join(keep, 'home')) : undefined);
+  const da = await startLocalDa(scope, SYNC_DA_BLOCK_MS, keep ? mkdirs(join(keep, 'da')) : undefined);
   await buildSyncChain(scope, da, syncBlocks, linkCopy(scope, chain.home, 'noded-bench-scale-agg-'));
+  if (kept) {
+    const { home: _home, ...rest } = chain;
+    writeFileSync(kept, JSON.stringify(rest));
+  }
   return { chain, da };
 }
 
+const mkdirs = (dir: string) => {
+  mkdirSync(dir, { recursive: true });
+  return dir;
+};
+
 export const scale: Bench = {
   name: 'scale',
-  description: 'Start-up, idle memory, GetBlock, status, DA sync and disk of a node holding a million blocks vs one holding 1,000',
+  description: `Start-up, idle memory, GetBlock, status, DA sync and disk of a node holding a million blocks vs one holding 1,000 (${KEEP_DIR}=DIR keeps the chains built there for the next run)`,
   async run(opts: BenchOptions, scope: Scope) {
     const { largeBlocks, syncBlocks, rounds, idleMs } = opts.quick
-      ? { largeBlocks: 100_000, syncBlocks: 2_000, rounds: 2, idleMs: 3_000 }
-      : { largeBlocks: 1_000_000, syncBlocks: 10_000, rounds: 3, idleMs: 5_000 };
-    process.stderr.write(`bench: scale: building a chain of ${largeBlocks.toLocaleString('en-US')} blocks…\n`);
+      ? { largeBlocks: 100_000, syncBlocks: 2_000, rounds: 3, idleMs: 3_000 }
+      : { largeBlocks: 1_000_000, syncBlocks: 10_000, rounds: 5, idleMs: 5_000 };
     const large = await prepareChain(scope, largeBlocks, syncBlocks);
     const small = await prepareChain(scope, SMALL_BLOCKS, syncBlocks);
     const figures = { large: [] as StartFigures[], small: [] as StartFigures[] };
     const synced = { large: [] as number[], small: [] as number[] };
+    const chains = { large: large.chain, small: small.chain };
     for (let i = 0; i < rounds; i++) {
-      // The other order every other round, so both chains see the same machine load.
-      for (const side of i % 2 === 0 ? (['small', 'large'] as const) : (['large', 'small'] as const)) {
+      // The other order every other round, so neither chain always goes first.
+      const order = i % 2 === 0 ? (['small', 'large'] as const) : (['large', 'small'] as const);
+      const round = await measureRound(scope, chains, order, idleMs);
+      for (const side of order) figures[side].push(round[side]);
+      for (const side of order) {
         const { chain, da } = side === 'large' ? large : small;
-        figures[side].push(await measureStart(scope, chain, idleMs));
         const home = linkCopy(scope, chain.home, 'noded-bench-scale-full-');
         synced[side].push(await syncRate(home, BigInt(chain.blocks + syncBlocks), syncDaFlags(da)));
       }
@@ -132,23 +253,31 @@ export const scale: Bench = {
     const largeName = `${largeBlocks.toLocaleString('en-US')} blocks${opts.quick ? ' (--quick: not a million)' : ''}`;
     const versus = `noded: a node holding ${largeName}; baseline: the same on ${SMALL_BLOCKS.toLocaleString('en-US')} blocks`;
     const built = `The chains are empty blocks, built by bench/lib/long-chain.ts through the store's commitBlock (${Math.round(large.chain.blocksPerSecond).toLocaleString('en-US')} blocks/s for the large one), every block recorded as on DA`;
-    const started = `\`noded start\` of a copy of the chain's home as a full node (DA a closed port, free ports)`;
+    const started = `\`noded start\` of a copy of the chain's home as a full node (DA a closed port, free ports); a round's last start of each chain runs on beside the other's, each started while the other was idle`;
     const perStart = (figure: string, unit: string, pick: (f: StartFigures) => number, how: string, target: Target = { ratioAtMost: 1.2 }): Row =>
       row(
         `Scale: ${figure}`,
         unit,
         { noded: sample(figures.large.map(pick)), baseline: sample(figures.small.map(pick)) },
         target,
-        `${how}; ${versus}. ${built}. ${rounds} rounds, the chains' order alternating.`,
+        `${how}; ${versus}. ${built}. ${rounds} rounds, the chains' order alternating (which node starts, asks or is asked first).`,
       );
+    const cpu = (side: StartFigures[]) => side.map((f) => f.startCpuMs.map((ms) => (ms / 1000).toFixed(2)).join('/')).join(', ');
     const mb = (side: StartFigures[]) => side.map((f) => f.rssFileMb.toFixed(0)).join(', ');
     const settled = (side: StartFigures[]) => side.map((f) => (f.settleMs / 1000).toFixed(1)).join(', ');
     const getBlock = (heights: string) =>
-      `POST ${PATH} for ${GETBLOCK_HEIGHTS} distinct heights ${heights}, one after another, each read from the store once, to ${started}, ` +
-      `once it has settled (under ${SETTLED_CPU_PERCENT}% of a core over ${SETTLE_WINDOW_MS} ms: LevelDB compacts a store it has just opened; settled after s, large: ${settled(figures.large)}; small: ${settled(figures.small)}) and ${idleMs / 1000} s more`;
+      `POST ${PATH} for ${GETBLOCK_HEIGHTS} distinct heights ${heights}, one after another, each read from the store once, the two nodes taking turns, ` +
+      `after ${WARMUP_HEIGHTS} unmeasured ones from the chain's middle (a new process's first answers load and compile its code), to ${started}, ` +
+      `once both had settled (under ${SETTLED_CPU_PERCENT}% of a core over ${SETTLE_WINDOW_MS} ms: LevelDB compacts a store it has just opened; settled after s, large: ${settled(figures.large)}; small: ${settled(figures.small)}) and ${idleMs / 1000} s more`;
     const storeBytes = diskBytes(readHome(large.chain.home).paths.storeDir);
     return [
-      perStart('start-up to ready', 'ms', (f) => f.startMs, `From spawning ${started} to /health/ready answering 200`),
+      perStart(
+        'start-up to ready',
+        'ms',
+        (f) => f.startMs,
+        `From spawning ${started} to /health/ready answering 200, the median of ${STARTS} starts a round, the chains taking turns; ` +
+          `CPU time (user and system) of each start to ready in s, large: ${cpu(figures.large)}; small: ${cpu(figures.small)}`,
+      ),
       perStart(
         'idle RSS after start',
         'MB',
@@ -159,14 +288,19 @@ export const scale: Bench = {
       perStart('GetBlock p99 at the tip', 'ms', (f) => f.tipP99, getBlock('ending at the tip')),
       perStart('GetBlock p50 at height 1', 'ms', (f) => f.firstP50, getBlock('from height 1')),
       perStart('GetBlock p99 at height 1', 'ms', (f) => f.firstP99, getBlock('from height 1')),
-      perStart('`noded status` wall time', 'ms', (f) => f.statusMs, `\`noded status --home … --node <rpc>\` against ${started}, spawn to exit`),
+      perStart(
+        '`noded status` wall time',
+        'ms',
+        (f) => f.statusMs,
+        `\`noded status --home … --node <rpc>\` against ${started}, spawn to exit, the median of ${STATUS_CALLS} calls a round, the two nodes taking turns`,
+      ),
       row(
         `Scale: DA-only sync of the last ${syncBlocks.toLocaleString('en-US')} blocks`,
         'blocks/s',
         { noded: sample(synced.large), baseline: sample(synced.small) },
         { ratioAtLeast: 0.83 },
-        `A full node in this process on a copy of the chain's home syncs the ${syncBlocks.toLocaleString('en-US')} blocks (${SYNC_TXS_PER_BLOCK} txs × ${SYNC_TX_BYTES} B each) an aggregator made on another copy and posted to a built-in DA of the chain's own (in this process, a DA block every ${SYNC_DA_BLOCK_MS} ms), ` +
-          `timed from opening the node to the last block; ${versus}. ${built}. ${rounds} rounds.`,
+        `After each round's nodes stop, a full node in this process on a copy of the chain's home syncs the ${syncBlocks.toLocaleString('en-US')} blocks (${SYNC_TXS_PER_BLOCK} txs × ${SYNC_TX_BYTES} B each) an aggregator made on another copy and posted to a built-in DA of the chain's own (in this process, a DA block every ${SYNC_DA_BLOCK_MS} ms), ` +
+          `timed from opening the node to the last block; ${versus}. ${built}. ${rounds} rounds, the chains' order alternating.`,
       ),
       row(
         'Scale: disk bytes per block',

@@ -31,10 +31,10 @@ export interface LongChain {
  * node's executor and committed with its writes through the store's commitBlock, one write in flight while the next block is
  * built (Chain.produce awaits each write: 3× slower). Blocks are 1 µs apart
  * from the genesis time, so a million of them end a second after it, before
- * any block a node makes from the wall clock.
+ * any block a node makes from the wall clock. In `home` when given (a new
+ * dir), else in a temp dir of the scope.
  */
-export async function buildLongChain(scope: Scope, blocks: number): Promise<LongChain> {
-  const home = scope.tempDir(`noded-bench-long-${blocks}-`);
+export async function buildLongChain(scope: Scope, blocks: number, home = scope.tempDir(`noded-bench-long-${blocks}-`)): Promise<LongChain> {
   createAggregatorHome(home);
   const { signer } = readHome(home);
   const node = await openNode(home);

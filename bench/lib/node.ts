@@ -166,10 +166,10 @@ export async function produceFullBlocks(node: Node, blocks: number, txsPerBlock:
   return blocks / ((end - start) / 1000);
 }
 
-/** The built-in DA server in this process, on an ephemeral port, closed with the scope. */
-export async function startLocalDa(scope: Scope, blockTimeMs: number): Promise<LocalDa> {
+/** The built-in DA server in this process, on an ephemeral port, closed with the scope; its blocks in `dir` (a temp dir unless given). */
+export async function startLocalDa(scope: Scope, blockTimeMs: number, dir = scope.tempDir('noded-bench-da-')): Promise<LocalDa> {
   const da = await LocalDa.start({
-    dir: scope.tempDir('noded-bench-da-'),
+    dir,
     listen: '127.0.0.1:0',
     blockTimeMs,
     maxBlobSize: defaultConfig().da.max_blob_size,
