@@ -1,7 +1,8 @@
 import type { Etcd3 } from 'etcd3';
 import { NodeClient } from '../../client/index.js';
 import { ConfigError, formatDuration } from '../../config/index.js';
-import { RECORDED_BLOCKS, createEtcdClient, etcdFailureCause, etcdSettingsOf, haKeyPrefix, readHaStatus, type HaStatusReport } from '../../ha/index.js';
+import type { EtcdFailureCause, HaStatusReport } from '../../ha/index.js';
+import { RECORDED_BLOCKS } from '../../ha/keys.js';
 import { HomeError, readHome } from '../../home/index.js';
 import type { HaInfo } from '../../rpc/index.js';
 import { sleep } from '../../util/index.js';
@@ -28,12 +29,12 @@ async function nodeView(ctx: DoctorContext): Promise<NodeView | undefined> {
 }
 
 /** The remedy for an etcd that did not answer, by which settings its error points at. */
-function unreachableRemedy(ctx: DoctorContext, endpoints: string[], message: string): string {
+function unreachableRemedy(ctx: DoctorContext, endpoints: string[], cause: EtcdFailureCause): string {
   const from = (key: string) => {
     const raw = ctx.raw.get(key);
     return raw ? ` (now from ${raw.source})` : '';
   };
-  switch (etcdFailureCause(message)) {
+  switch (cause) {
     case 'auth':
       return `give etcd's user and password in ha.username and ha.password${from('ha.username')} (--node.ha.username, --node.ha.password), as \`noded start\` takes them`;
     case 'tls':
@@ -114,6 +115,8 @@ export const haCheck: Check = {
     if (problem) return { status: 'warn', message: `not checked: the ha section does not validate (${problem})`, remedy: 'see config' };
     const { ha } = ctx.config;
     if (!ha.enabled) return { status: 'ok', message: 'skipped: ha.enabled is false (this node runs without an HA cluster)' };
+    // etcd's client (etcd3, gRPC, protobufjs) loads only here: a static import cost every `noded doctor` ~250 ms of start-up.
+    const { createEtcdClient, etcdFailureCause, etcdSettingsOf, haKeyPrefix, readHaStatus } = await import('../../ha/index.js');
     let chainId = '';
     if (!ha.key_prefix) {
       try {
@@ -158,7 +161,8 @@ export const haCheck: Check = {
       return judge(ctx.home, report, before, after, settings.endpoints.join(', '), waitedMs);
     } catch (err) {
       const e = err as Error & { code?: string };
-      if (e.code === 'HA_ETCD_UNREACHABLE') return { status: 'fail', message: e.message, remedy: unreachableRemedy(ctx, settings.endpoints, e.message) };
+      if (e.code === 'HA_ETCD_UNREACHABLE')
+        return { status: 'fail', message: e.message, remedy: unreachableRemedy(ctx, settings.endpoints, etcdFailureCause(e.message)) };
       if (signal.aborted) throw e;
       return {
         status: 'fail',
