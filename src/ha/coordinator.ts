@@ -316,6 +316,8 @@ export class HaCoordinator {
     );
     try {
       await new Promise<void>((resolve, reject) => {
+        // Aborted while the watch was being created: the listener below would never fire.
+        if (signal.aborted) return reject(signal.reason);
         const onAbort = () => reject(signal.reason);
         signal.addEventListener('abort', onAbort, { once: true });
         watcher.on('put', (kv) => {
@@ -383,6 +385,8 @@ export class HaCoordinator {
     const stepDownWatch = this.watchStepDown(term);
     const onShutdown = () => this.lose(term, 'node shutting down');
     signal.addEventListener('abort', onShutdown, { once: true });
+    // The node may have begun shutting down while the campaign's txn was under way: a listener added now would never hear it.
+    if (signal.aborted) onShutdown();
     let produced = false;
     try {
       await this.holdRecordedHead(term);

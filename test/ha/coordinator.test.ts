@@ -151,6 +151,16 @@ describe('HaCoordinator on a real etcd', () => {
     expect(b4.height).toBe(4n);
   });
 
+  it('a node stopped while its campaign is under way stops, leading nothing, and frees the leader key', async () => {
+    // The abort comes before the campaign's txn returns (the CI run of c11f36e hung here for 60 s in test/ha/in-process).
+    const [only] = cluster(1);
+    await only!.stop();
+    expect(only!.leading).toBe(false);
+    expect(only!.coordinator.role).toBe('follower');
+    expect(await client.get(haKeys(`/noded/test-${prefixes}`).leader).string()).toBeNull();
+    expect(only!.fatal).toBeNull();
+  });
+
   it('keeps the last blocks in etcd, pruned by height', async () => {
     const [only] = cluster(1);
     const leader = await leaderOf([only!]);
