@@ -2,7 +2,7 @@ import { DaError, recordDaFailure, recordDaSuccess, type DaActivity, type DaClie
 import { FilterStatus, type Executor } from '../exec/index.js';
 import type { Logger } from '../log/index.js';
 import type { BlockStore, StoreOp } from '../store/index.js';
-import { Backoff, sleep, runLoop } from '../util/index.js';
+import { Backoff, onAbort, sleep, runLoop } from '../util/index.js';
 import { epochOf, nextEpoch, type Epoch, type EpochRules } from './epoch.js';
 import { readEpoch, type EpochTxs } from './reader.js';
 
@@ -111,12 +111,11 @@ export class ForcedInclusionQueue {
   async epochReady(signal: AbortSignal): Promise<void> {
     if (this.epochs.length > 0) return;
     await new Promise<void>((resolve) => {
-      const done = () => {
-        signal.removeEventListener('abort', done);
+      const forgetAbort = onAbort(signal, resolve);
+      this.wake = () => {
+        forgetAbort();
         resolve();
       };
-      this.wake = done;
-      signal.addEventListener('abort', done, { once: true });
     });
   }
 

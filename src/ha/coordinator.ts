@@ -1,6 +1,6 @@
 import { EtcdLeaseInvalidError, type ComparatorBuilder, type Etcd3, type Lease } from 'etcd3';
 import type { Logger } from '../log/index.js';
-import { Backoff, type Clock, runLoop } from '../util/index.js';
+import { Backoff, type Clock, onAbort, runLoop } from '../util/index.js';
 import {
   RECORDED_BLOCKS,
   decodeHead,
@@ -316,21 +316,19 @@ export class HaCoordinator {
     );
     try {
       await new Promise<void>((resolve, reject) => {
-        // Aborted while the watch was being created: the listener below would never fire.
-        if (signal.aborted) return reject(signal.reason);
-        const onAbort = () => reject(signal.reason);
-        signal.addEventListener('abort', onAbort, { once: true });
+        // Aborted while the watch was being created: rejects at once.
+        const forgetAbort = onAbort(signal, () => reject(signal.reason));
         watcher.on('put', (kv) => {
           this.leader = decodeLeader(kv.value.toString());
           beat = { lease: kv.lease, modRevision: kv.mod_revision, seenAt: clock.now() };
         });
         watcher.on('delete', () => {
           this.leader = null;
-          signal.removeEventListener('abort', onAbort);
+          forgetAbort();
           resolve();
         });
         watcher.on('error', (err) => {
-          signal.removeEventListener('abort', onAbort);
+          forgetAbort();
           reject(err);
         });
       });
@@ -383,10 +381,8 @@ export class HaCoordinator {
     const keepAlive = this.keepAlive(term);
     const heartbeat = this.heartbeat(term);
     const stepDownWatch = this.watchStepDown(term);
-    const onShutdown = () => this.lose(term, 'node shutting down');
-    signal.addEventListener('abort', onShutdown, { once: true });
-    // The node may have begun shutting down while the campaign's txn was under way: a listener added now would never hear it.
-    if (signal.aborted) onShutdown();
+    // The node may have begun shutting down while the campaign's txn was under way: onAbort runs at once then.
+    const forgetShutdown = onAbort(signal, () => this.lose(term, 'node shutting down'));
     let produced = false;
     try {
       await this.holdRecordedHead(term);
@@ -399,7 +395,7 @@ export class HaCoordinator {
     } catch (err) {
       this.lose(term, `stood down before producing: ${(err as Error).message}`);
     } finally {
-      signal.removeEventListener('abort', onShutdown);
+      forgetShutdown();
       await this.duties.stopLeading();
       await keepAlive;
       await heartbeat;

@@ -2,6 +2,7 @@ import type { Logger } from '../log/index.js';
 import { GenesisMismatchError, InvalidBlockError, type Block } from '../types/index.js';
 import { blockHeight, type BlockSink } from './sink.js';
 import type { BlockSync } from './sync.js';
+import { onAbort } from '../util/index.js';
 
 export interface CatchUpOptions {
   logger: Logger;
@@ -70,12 +71,11 @@ class Wake {
       return Promise.resolve();
     }
     return new Promise((resolve, reject) => {
-      const onAbort = () => reject(signal!.reason);
-      signal?.addEventListener('abort', onAbort, { once: true });
+      const forgetAbort = signal ? onAbort(signal, () => reject(signal.reason)) : () => undefined;
       this.resolve = () => {
         this.resolve = null;
         this.pending = false;
-        signal?.removeEventListener('abort', onAbort);
+        forgetAbort();
         resolve();
       };
     });

@@ -26,6 +26,20 @@ export function serialized<A extends unknown[], R>(fn: (...args: A) => Promise<R
   };
 }
 
+/**
+ * Runs `fn` when `signal` aborts, or at once if it already has: a listener
+ * added to an aborted signal never fires, and a wait that relied on one hung
+ * (the HA coordinator's, stopped mid-campaign). Returns the remover.
+ */
+export function onAbort(signal: AbortSignal, fn: () => void): () => void {
+  if (signal.aborted) {
+    fn();
+    return () => undefined;
+  }
+  signal.addEventListener('abort', fn, { once: true });
+  return () => signal.removeEventListener('abort', fn);
+}
+
 export const isAbortError = (err: unknown, signal: AbortSignal) => signal.aborted && err === signal.reason;
 
 /**

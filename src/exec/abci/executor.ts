@@ -2,7 +2,7 @@ import { CheckTxType, ResponseFinalizeBlock } from 'cosmjs-types/tendermint/abci
 import type { Genesis } from '../../home/index.js';
 import type { Logger } from '../../log/index.js';
 import { Bucket, decodeStoredBlock, heightKey, type BlockStore, type StoreOp } from '../../store/index.js';
-import { isAbortError, serialized, toHex } from '../../util/index.js';
+import { isAbortError, onAbort, serialized, toHex } from '../../util/index.js';
 import { CheckTxRejectedError, TxRejectedError, type BlockResults, type ExecResult, type Executor } from '../executor.js';
 import { filterBySize, type FilterStatus } from '../filter.js';
 import { MAX_BLOCK_TXS, MAX_BLOCK_TX_BYTES } from '../kv/kv.js';
@@ -77,7 +77,7 @@ export class AbciExecutor implements Executor {
    */
   start(signal: AbortSignal, onFatal: (err: Error) => void): void {
     this.signal = signal;
-    signal.addEventListener('abort', () => this.opts.client.close(), { once: true });
+    onAbort(signal, () => this.opts.client.close());
     this.startup = this.run(async () => {
       const state = await this.opts.store.getState();
       await this.bringAppTo(state?.lastBlockHeight ?? 0n, state?.appHash ?? this.genesisAppHash);
