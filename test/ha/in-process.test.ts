@@ -152,7 +152,7 @@ describe('a block the fence refuses', () => {
     const prefix = '/noded-test/ha-fenced-txs';
     const parts = await coreParts(closers, {
       signer,
-      config: (c) => Object.assign(c.ha, { enabled: true, etcd_endpoints: etcd.endpoint, key_prefix: prefix, lease_ttl: 4000 }),
+      config: (c) => Object.assign(c.ha, { enabled: true, etcd_endpoints: etcd.endpoint, key_prefix: prefix, lease_ttl: 10_000 }),
     });
     const chain = await buildChain(parts);
     const guard = new GenesisGuard(parts.genesis, parts.genesisFile, parts.logger);
@@ -173,6 +173,7 @@ describe('a block the fence refuses', () => {
       },
       { startLeading: () => undefined, stopLeading: async () => undefined },
     );
+    // A long lease: on a loaded host (load 15 in one CI run) a 4 s lease lapsed between election and the first block.
     const stop = new AbortController();
     closers.push(() => coordinator.stopped());
     closers.push(() => stop.abort(new Error('test over')));
