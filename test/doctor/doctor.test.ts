@@ -133,7 +133,7 @@ describe('noded doctor against a running devnet', () => {
     expect(run.byId.node!.message).toMatch(new RegExp(`live, ready, not catching up \\(pid ${agg.pid}, height \\d+\\)`));
 
     // Without a TTY: one plain line per check, no colour codes.
-    expect(plain.code).toBe(0);
+    expect(plain.code, plain.stdout + plain.stderr).toBe(0);
     const lines = plain.stdout.trimEnd().split('\n');
     expect(lines.slice(0, CHECK_IDS.length).map((l) => l.split(/\s+/).slice(0, 2).join(' '))).toEqual(CHECK_IDS.map((id) => `ok ${id}`));
     expect(lines.at(-1)).toBe(`${CHECK_IDS.length} checks: ${CHECK_IDS.length} ok, 0 warn, 0 fail`);
