@@ -1,4 +1,4 @@
-import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, readdirSync, readlinkSync } from 'node:fs';
 import type { HomePaths } from '../config/index.js';
 
 /** This home's node as its pid file tells it. */
@@ -41,26 +41,55 @@ export interface PortHolder {
   command: string;
 }
 
-/** Inodes of the sockets listening on `port` (TCP, v4 and v6), from /proc/net/tcp*. Linux only; empty elsewhere. */
-function listeningInodes(port: number): Set<string> {
-  const inodes = new Set<string>();
-  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let text: string;
-    try {
-      text = readFileSync(table, 'utf8');
-    } catch {
-      continue;
+/** One /proc/net/tcp* entry in LISTEN state (st 0A): its local port (hex) and socket inode (after 5 more columns). */
+const LISTEN_ENTRY = /^\s*\d+: [0-9A-F]+:([0-9A-F]{4}) [0-9A-F]+:[0-9A-F]{4} 0A (?:\S+ +){5}(\d+)/gm;
+const TABLE_CHUNK_BYTES = 64 * 1024;
+
+/**
+ * The listening part of a /proc/net/tcp* table. The kernel writes the
+ * listening sockets first, then the established ones and those in TIME_WAIT
+ * (net/ipv4/tcp_ipv4.c, tcp_get_idx: listening_get_idx before
+ * established_get_idx), and it makes the text as it is read; on a busy host
+ * the table ran to ~5,000 lines, ~30 ms to read whole and as long again to
+ * split, for each port. So it is read in chunks until an entry that is not
+ * listening appears.
+ */
+function listeningPart(table: string): string {
+  let fd: number;
+  try {
+    fd = openSync(table, 'r');
+  } catch {
+    return '';
+  }
+  try {
+    const chunk = Buffer.allocUnsafe(TABLE_CHUNK_BYTES);
+    let text = '';
+    for (;;) {
+      const n = readSync(fd, chunk, 0, chunk.length, null);
+      if (n === 0) return text;
+      text += chunk.toString('latin1', 0, n);
+      // Any complete entry past the header that is not in LISTEN state ends the listening part.
+      const entries = text.slice(text.indexOf('\n') + 1, text.lastIndexOf('\n') + 1);
+      if (/^\s*\d+: \S+ \S+ (?!0A )/m.test(entries)) return text;
     }
-    for (const line of text.split('\n').slice(1)) {
-      const f = line.trim().split(/\s+/);
-      // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
-      if (f.length < 10) continue;
-      const local = f[1]!;
-      if (f[3] === '0A' && local.slice(local.lastIndexOf(':') + 1) === hexPort && f[9] !== '0') inodes.add(f[9]!);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Inodes of the listening TCP sockets (v4 and v6) by local port, from /proc/net/tcp*. Linux only; empty elsewhere. */
+export function listeningSockets(): Map<number, Set<string>> {
+  const byPort = new Map<number, Set<string>>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const m of listeningPart(table).matchAll(LISTEN_ENTRY)) {
+      const port = parseInt(m[1]!, 16);
+      if (m[2] === '0') continue;
+      let inodes = byPort.get(port);
+      if (!inodes) byPort.set(port, (inodes = new Set()));
+      inodes.add(m[2]!);
     }
   }
-  return inodes;
+  return byPort;
 }
 
 export function commandLine(pid: number, max = 120): string {
@@ -91,13 +120,14 @@ function holdsSocket(pid: string, wanted: ReadonlySet<string>): boolean {
 
 /**
  * The process listening on a TCP port, found through /proc/net/tcp and
- * /proc/<pid>/fd (Linux); `likely` (this home's node) is looked at first.
+ * /proc/<pid>/fd (Linux); `likely` (this home's node) is looked at first;
+ * `listening` (listeningSockets()) may be read once for several ports.
  * Undefined when none is found: another OS, or a process of another user
  * whose descriptors cannot be read.
  */
-export function portHolder(port: number, likely?: number): PortHolder | undefined {
-  const inodes = listeningInodes(port);
-  if (inodes.size === 0) return undefined;
+export function portHolder(port: number, likely?: number, listening: ReadonlyMap<number, ReadonlySet<string>> = listeningSockets()): PortHolder | undefined {
+  const inodes = listening.get(port);
+  if (!inodes) return undefined;
   const wanted = new Set([...inodes].map((i) => `socket:[${i}]`));
   if (likely !== undefined && holdsSocket(String(likely), wanted)) return { pid: likely, command: commandLine(likely) };
   let pids: string[];

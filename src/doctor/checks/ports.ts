@@ -1,5 +1,5 @@
 import { freePortAfter, nodeListenerMove, parseHostPort, tryBind, type ConfigPath, type ListenerMove } from '../../config/index.js';
-import { portHolder } from '../process.js';
+import { listeningSockets, portHolder } from '../process.js';
 import type { Check, DoctorContext, Verdict } from '../types.js';
 
 /** A port the node listens on, and how to move it. */
@@ -33,14 +33,14 @@ export function nodePorts(ctx: DoctorContext): NodePort[] {
   return ports;
 }
 
-async function checkPort(ctx: DoctorContext, np: NodePort): Promise<Verdict & { what: string }> {
+async function checkPort(ctx: DoctorContext, np: NodePort, listening: () => ReadonlyMap<number, ReadonlySet<string>>): Promise<Verdict & { what: string }> {
   const label = `${np.port} (${np.key})`;
   if (np.port === 0) return { status: 'ok', message: '', what: `${label}: any free port` };
   const bound = await tryBind(np.host, np.port);
   if (bound.free) return { status: 'ok', message: '', what: `${label}: free` };
   const node = ctx.node.state === 'running' ? ctx.node.pid : undefined;
   if (bound.code === 'EADDRINUSE') {
-    const holder = portHolder(np.port, node);
+    const holder = portHolder(np.port, node, listening());
     if (holder && holder.pid === node) return { status: 'ok', message: '', what: `${label}: held by this home's node (pid ${node})` };
     if (!holder && node !== undefined) {
       return { status: 'ok', message: '', what: `${label}: in use, presumably by this home's node (pid ${node}; the holder could not be read)` };
@@ -69,7 +69,9 @@ export const portsCheck: Check = {
   verifies:
     "the ports the node listens on (rpc.address 7331, rpc.status_address 26657, p2p.listen_address 7676 as configured; the built-in DA and metrics when on) are free or held by this home's running node",
   async run(ctx) {
-    const results = await Promise.all(nodePorts(ctx).map((np) => checkPort(ctx, np)));
+    // The socket tables are read once, by the first port found in use.
+    let listening: ReadonlyMap<number, ReadonlySet<string>> | undefined;
+    const results = await Promise.all(nodePorts(ctx).map((np) => checkPort(ctx, np, () => (listening ??= listeningSockets()))));
     const failed = results.filter((r) => r.status === 'fail');
     if (failed.length > 0) {
       return { status: 'fail', message: failed.map((r) => r.what).join('; '), remedy: failed.map((r) => r.remedy).join('; ') };
