@@ -4,5 +4,5 @@ export { buildContext, rawConfig, salvageConfig, type DoctorOptions } from './co
 export { CHECKS, UnknownCheckError, doctorExitCode, runCheck, runDoctor, selectChecks, type RunOptions } from './run.js';
 export { checkList, plainReport, runWithListr, summary, ttyEpilogue } from './render.js';
 export { nodeProcess, portHolder, commandLine, type NodeProcess, type PortHolder } from './process.js';
-export { JwtSecretError, engineJwt, readJwtSecret } from '../exec/evm/index.js';
+export { JwtSecretError, engineJwt, readJwtSecret } from '../exec/evm/jwt.js';
 export { engineBlockNumber } from './checks/engine.js';

@@ -245,3 +245,11 @@ export function initHome(opts: InitOptions): InitResult {
     peerId,
   };
 }
+
+/**
+ * What to do when a node's genesis is not its chain's (GenesisMismatchError); `noded init --join` makes a new home, so
+ * it names a directory of its own. Here rather than beside the guard so that `noded doctor` need not load the block types.
+ */
+export function genesisMismatchRemedy(genesisFile: string): string {
+  return `copy the aggregator's config/genesis.json to ${genesisFile} and restart the node, or make a new home from the aggregator's RPC: \`noded init --join http://<aggregator host>:7331 --home <new dir>\``;
+}

@@ -1,4 +1,4 @@
-import type { Genesis } from '../home/index.js';
+import { genesisMismatchRemedy, type Genesis } from '../home/index.js';
 import type { Logger } from '../log/index.js';
 import { GenesisMismatchError, headerHash, signedHeaderProblem, type Header, type SignedHeader } from '../types/index.js';
 
@@ -10,11 +10,6 @@ export interface GenesisMismatch {
   from: HeardFrom;
   /** Wall-clock ms it was heard. */
   at: number;
-}
-
-/** What to do about it; `noded init --join` makes a new home, so it names a directory of its own. */
-export function genesisMismatchRemedy(genesisFile: string): string {
-  return `copy the aggregator's config/genesis.json to ${genesisFile} and restart the node, or make a new home from the aggregator's RPC: \`noded init --join http://<aggregator host>:7331 --home <new dir>\``;
 }
 
 const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64');

@@ -1,7 +1,10 @@
 import { request } from 'undici';
 import { formatDuration } from '../../config/index.js';
-import { DA_REMEDY, DaClient, DaError, type SyncState } from '../../da/index.js';
-import { readLogText } from '../../log/index.js';
+// The client alone, not src/da's index: that loads the built-in DA server, the submitter and the store with it.
+import { DaClient } from '../../da/client.js';
+import { DA_REMEDY, DaError } from '../../da/errors.js';
+import type { SyncState } from '../../da/types.js';
+import { readLogText } from '../../log/tail.js';
 import type { Check, DoctorContext, Verdict } from '../types.js';
 
 /** A REST answer of the DA node: status, body and how long it took. */

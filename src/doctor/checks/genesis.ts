@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { NodeClient } from '../../client/index.js';
-import { genesisMismatchRemedy } from '../../node/genesis-guard.js';
+import { genesisMismatchRemedy } from '../../home/index.js';
 import type { Check, Verdict } from '../types.js';
 
 /** genesis.json's fields that make the chain, compared as written (key order and spacing aside). */
