@@ -1,3 +1,4 @@
+import type { TxId } from '../types/index.js';
 import { HashFilter } from './hash-filter.js';
 
 /**
@@ -17,6 +18,9 @@ const SNAPSHOT_BLOCKS = 10_000;
 
 /** A sha256 digest's first two 32-bit words: uniformly random, so they serve as the filter's two hashes. */
 const word = (d: Uint8Array, at: number) => ((d[at]! << 24) | (d[at + 1]! << 16) | (d[at + 2]! << 8) | d[at + 3]!) >>> 0;
+/** word() of a digest held as a TxId (one char a byte). */
+const idWord = (id: TxId, at: number) =>
+  ((id.charCodeAt(at) << 24) | (id.charCodeAt(at + 1) << 16) | (id.charCodeAt(at + 2) << 8) | id.charCodeAt(at + 3)) >>> 0;
 
 /**
  * Which txs the tx-hash index may hold: every tx of every committed block is
@@ -49,8 +53,9 @@ export class TxIndexFilter {
     return this.filter.mayHold(word(hash, 0), word(hash, 4));
   }
 
-  add(hash: Uint8Array): void {
-    this.filter.add(word(hash, 0), word(hash, 4));
+  /** Adds the tx of this id (its sha256, as the store's commit has it: no bytes made a tx). */
+  add(id: TxId): void {
+    this.filter.add(idWord(id, 0), idWord(id, 4));
   }
 
   /** Counts a block's txs, added already: true when its batch should carry a snapshot. */

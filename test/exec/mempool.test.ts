@@ -277,6 +277,22 @@ describe('Mempool durability (real store)', () => {
     await expect(restarted.add(tx('c=1')), 'a re-admitted tx is held once').rejects.toThrow('tx already in mempool');
   });
 
+  it("takes a block's txs out of their entries in any order, past txs no entry holds (another copy of a kept tx's bytes)", async () => {
+    const s = await tempStore();
+    const kept = ['a=1', 'b=1', 'c=1', 'd=1', 'e=1', 'f=1'].map(tx);
+    await s.store.keepMempoolTxs(kept.slice(0, 3));
+    await s.store.keepMempoolTxs(kept.slice(3, 4));
+    await s.store.keepMempoolTxs(kept.slice(4));
+    // Enough txs from no entry that the search through the groups gives way to a map of every kept tx.
+    const foreign = Array.from({ length: 8 }, (_, i) => tx(i === 0 ? 'c=1' : `x${i}=1`));
+    const first = sampleBlock(1n, Ed25519Key.generate(), [kept[5]!, ...foreign, kept[0]!, kept[3]!, kept[1]!]);
+    await s.store.commitBlock(first, headerHash(first.header!.header!), create(StateSchema, { lastBlockHeight: 1n }));
+    expect(await keptEntries(s.store)).toEqual([['c=1'], ['e=1']]);
+    const second = sampleBlock(2n, Ed25519Key.generate(), [kept[4]!, kept[2]!]);
+    await s.store.commitBlock(second, headerHash(second.header!.header!), create(StateSchema, { lastBlockHeight: 2n }));
+    expect(await keptEntries(s.store)).toEqual([]);
+  });
+
   it('drops from the store a kept tx a committed block holds (a store written by a node that left it there)', async () => {
     const s = await tempStore();
     const block = sampleBlock(1n, Ed25519Key.generate(), [tx('old=1')]);

@@ -52,11 +52,11 @@ export class KeyFilter {
     }
   }
 
-  /** Adds a key, the first `length` bytes of `key`; false when it surely was not in the set before. */
-  add(key: Uint8Array, length = key.length): boolean {
+  /** Adds a key, the `length` bytes of `bytes` from `from`; false when it surely was not in the set before. */
+  add(bytes: Uint8Array, length = bytes.length, from = 0): boolean {
     // Two independent 32-bit hashes: FNV-1a, then two differently seeded finalizers.
     let h = 0x811c9dc5;
-    for (let i = 0; i < length; i++) h = Math.imul(h ^ key[i]!, 0x01000193);
+    for (let i = from; i < from + length; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
     return this.filter.add(mix(h), mix(h ^ 0x9e3779b9));
   }
 }
