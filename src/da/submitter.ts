@@ -260,7 +260,8 @@ export class DaSubmitter {
           else await this.waitForBlock(signal);
           continue;
         }
-        const { blobs, to, bytes } = await this.nextBatch(from, this.store.height());
+        const batch = await this.nextBatch(from, this.store.height());
+        const { blobs, to, bytes } = batch;
         // Already now: a search of DA, or the note of the submission, may take a while.
         this.prepareAhead(to + 1n);
         this.metrics?.daAttempts.inc();
@@ -305,6 +306,9 @@ export class DaSubmitter {
           if (!(err instanceof DaError)) throw err;
           this.failed(err, from, to);
           if (err.reason === 'too_big' && to > from) continue;
+          // The retry posts these same blobs (a DA outage must not cost a read and a signing of the batch per attempt):
+          // first in line, where nextBatch takes it if it still starts at the first height not on DA.
+          this.prepared.unshift({ read: Promise.resolve(batch), signed: Promise.resolve(batch) });
           await this.clock.sleep(this.retryDelayMs, signal);
         }
       }

@@ -1,5 +1,5 @@
 import { dirname } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { DaCache, DaErrorText, DaMethod, blockBlobs, type DaNamespaces } from '../../src/da/index.js';
 import { SIGNING_THREAD_MIN_BLOCKS } from '../../src/da/blob-signer.js';
 import { decodeStoredBlock } from '../../src/store/index.js';
@@ -195,6 +195,27 @@ describe('DaSubmitter (socket-free)', () => {
     expect(da.count(DaMethod.getAll)).toBe(searchesBefore);
     expect(await postedHeights(da, a.parts)).toEqual([1, 2]);
     expect(a.submitter.status()).toMatchObject({ attempt: 0, lastError: null, failingSince: 0 });
+  });
+
+  it('retries post the blobs signed for the first attempt: a DA outage costs no signing per attempt', async () => {
+    const da = new MemoryDa();
+    const a = await aggregator(da);
+    await a.produce(3);
+    const refused = { answer: DaErrorText.insufficientFunds };
+    da.failSubmits(refused, refused, refused);
+    const sign = vi.spyOn(a.parts.signer, 'sign');
+    a.start();
+    await a.clock.sleeping();
+    const signedForFirst = sign.mock.calls.length;
+    expect(signedForFirst).toBeGreaterThan(0);
+    for (let attempt = 2; attempt <= 3; attempt++) {
+      a.clock.advance(await a.clock.sleeping());
+      await waitFor(() => a.submitter.status().attempt === attempt, `attempt ${attempt} to fail`);
+    }
+    a.clock.advance(await a.clock.sleeping());
+    await a.included(3n);
+    expect(sign.mock.calls.length).toBe(signedForFirst);
+    expect(await postedHeights(da, a.parts)).toEqual([1, 2, 3]);
   });
 
   it('a submission whose answer was lost is found on DA by the inclusion-window search, not posted twice', async () => {
