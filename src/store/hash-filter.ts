@@ -6,14 +6,18 @@ const FIRST_LAYER_ENTRIES = 1 << 16;
  * gets "surely not" for all of them.
  */
 const BITS_PER_ENTRY = 24;
-/** Bytes of a layer's header in encode(): its capacity and its count (4 BE each). */
-const LAYER_HEADER_BYTES = 8;
 /** 32-bit words in a block: an entry sets one bit in each word of one block. */
 const BLOCK_WORDS = 8;
 /** Odd multipliers that pick the bit in each word of a block (Parquet's split block Bloom filter, parquet-format BloomFilter.md). */
 const SALT = new Uint32Array([0x47b6137b, 0x44974d91, 0x8824ad5b, 0xa2b7289d, 0x705495c7, 0x2df1424b, 0x9efc4947, 0x5c6bfb31]);
 
 const wordsOf = (capacity: number) => Math.ceil((capacity * BITS_PER_ENTRY) / 32 / BLOCK_WORDS) * BLOCK_WORDS;
+
+/** A layer's size: the entries it was made for, and how many it took. */
+export interface LayerSize {
+  capacity: number;
+  count: number;
+}
 
 /**
  * One Bloom filter of a fixed number of entries, split in blocks of 256 bits:
@@ -81,39 +85,36 @@ export class HashFilter {
     return false;
   }
 
-  /** The layers as bytes: for each, its capacity and count (4 BE each), then its bits (little-endian words). */
-  encode(): Uint8Array {
-    const out = new Uint8Array(this.layers.reduce((n, layer) => n + LAYER_HEADER_BYTES + layer.bits.byteLength, 0));
-    const view = new DataView(out.buffer);
-    let at = 0;
-    for (const layer of this.layers) {
-      view.setUint32(at, layer.capacity);
-      view.setUint32(at + 4, layer.count);
-      at += LAYER_HEADER_BYTES;
-      out.set(new Uint8Array(layer.bits.buffer, layer.bits.byteOffset, layer.bits.byteLength), at);
-      at += layer.bits.byteLength;
-    }
-    return out;
+  /** Each layer's capacity and count, oldest first: what `withLayers` needs besides the bits. */
+  layerSizes(): LayerSize[] {
+    return this.layers.map(({ capacity, count }) => ({ capacity, count }));
   }
 
-  /** The filter encode() wrote; throws on bytes it did not write. */
-  static decode(bytes: Uint8Array, maxLayers: number): HashFilter {
-    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    const layers: Layer[] = [];
-    for (let at = 0; at < bytes.length;) {
-      if (at + LAYER_HEADER_BYTES > bytes.length) throw new Error('hash filter: truncated layer header');
-      const capacity = view.getUint32(at);
-      const count = view.getUint32(at + 4);
-      at += LAYER_HEADER_BYTES;
-      const words = wordsOf(capacity);
-      if (capacity === 0 || at + words * 4 > bytes.length) throw new Error('hash filter: truncated layer');
-      // A copy: the words must be aligned, and the bytes may be a view of a larger buffer.
-      const bits = new Uint32Array(words);
-      new Uint8Array(bits.buffer).set(bytes.subarray(at, at + words * 4));
-      layers.push(new Layer(capacity, bits, count));
-      at += words * 4;
-    }
-    if (layers.length === 0 || layers.length > maxLayers) throw new Error(`hash filter: ${layers.length} layers`);
-    return new HashFilter(maxLayers, layers);
+  /** Bytes of the bits of a layer of `capacity` entries. */
+  static layerBytes(capacity: number): number {
+    return wordsOf(capacity) * 4;
+  }
+
+  /** A copy of up to `length` bytes of layer `layer`'s bits from `offset` (the words' bytes in memory order). */
+  bitsOf(layer: number, offset: number, length: number): Uint8Array {
+    const { bits } = this.layers[layer]!;
+    return new Uint8Array(bits.buffer, bits.byteOffset, bits.byteLength).slice(offset, offset + length);
+  }
+
+  /** A filter of layers of these sizes with no bit set, for `setBits` to fill (a saved filter read back a part at a time). */
+  static withLayers(sizes: readonly LayerSize[], maxLayers: number): HashFilter {
+    if (sizes.length === 0 || sizes.length > maxLayers || sizes.some((s) => s.capacity <= 0)) throw new Error(`hash filter: ${sizes.length} layers`);
+    return new HashFilter(
+      maxLayers,
+      sizes.map((s) => new Layer(s.capacity, undefined, s.count)),
+    );
+  }
+
+  /** Sets the bits `bytes` holds (bitsOf's bytes) in layer `layer` from `offset`; the bits already set stay set. */
+  setBits(layer: number, offset: number, bytes: Uint8Array): void {
+    const { bits } = this.layers[layer]!;
+    const target = new Uint8Array(bits.buffer, bits.byteOffset, bits.byteLength);
+    if (offset + bytes.length > target.length) throw new Error('hash filter: bits past the end of the layer');
+    for (let i = 0; i < bytes.length; i++) target[offset + i]! |= bytes[i]!;
   }
 }

@@ -66,7 +66,7 @@ export class BlockStore {
   private daHeightListeners: Array<(height: bigint) => void> = [];
   private readonly mempool: MempoolJournal;
   /** Which txs the tx-hash index may hold: set up by open(), kept by commitBlock. */
-  private txFilter = TxIndexFilter.empty();
+  private txFilter!: TxIndexFilter;
 
   private constructor(
     private readonly db: Db,
@@ -127,28 +127,16 @@ export class BlockStore {
   }
 
   /**
-   * Reads the tx filter's snapshot and adds the txs of the blocks above the
-   * height it covers (every block, in a store written before the filter);
-   * writes a new snapshot when there were any, so a node that keeps crashing
-   * does not re-read them each time.
+   * Reads the saved tx filter and adds the txs of the blocks above the
+   * height it holds every tx up to (every block, in a store written before
+   * the filter, or saved another way).
    */
   private async loadTxFilter(): Promise<void> {
-    const snapshot = await this.getMetadata(MetadataKey.txFilter);
-    let { filter, height } = { filter: TxIndexFilter.empty(), height: 0n };
-    try {
-      if (snapshot) ({ filter, height } = TxIndexFilter.decode(snapshot));
-    } catch {
-      // Bytes this noded did not write: the filter is made again from every block, as for a store without one.
-    }
+    const { filter, height } = await TxIndexFilter.load(this, MetadataKey.txFilter, this.latestHeight);
     for await (const batch of inBatches(this.db.iterator({ gt: heightKey(Bucket.block, height), lt: bucketKey(Bucket.block + 1) }), 1_000)) {
-      for (const [, bytes] of batch) {
-        const txs = fromBinary(BlockSchema, bytes).data?.txs ?? [];
-        for (const tx of txs) filter.add(txId(tx));
-        filter.blockAdded(txs.length);
-      }
+      for (const [, bytes] of batch) for (const tx of fromBinary(BlockSchema, bytes).data?.txs ?? []) filter.add(txId(tx));
     }
     this.txFilter = filter;
-    if (filter.changed) await this.writeBatch([this.metadataOp(MetadataKey.txFilter, filter.snapshot(this.latestHeight))]);
   }
 
   /** Height of the last committed block (0 before the first). */
@@ -179,7 +167,7 @@ export class BlockStore {
     // Added before the write: a filter that says "may hold" of a block not written yet only costs an index read.
     for (const id of ids) this.txFilter.add(id);
     const height = block.header!.header!.height;
-    if (this.txFilter.blockAdded(txs.length)) ops.push(this.metadataOp(MetadataKey.txFilter, this.txFilter.snapshot(height)));
+    ops.push(...this.txFilter.saveOps(this, height));
     // The mempool hands out txs while they are being kept: the block goes in after their entries, to take them out.
     // The keeps asked for before now hold all of its txs (a tx is kept before it is handed out); those asked for
     // meanwhile, of the next block's txs, need not go first.
@@ -384,8 +372,6 @@ export class BlockStore {
     this.closed = true;
     try {
       await this.mempool.written();
-      // A commit's failure leaves latestHeight below the txs added: a filter holding more txs than the chain is still right.
-      if (this.txFilter.changed) await this.writeBatch([this.metadataOp(MetadataKey.txFilter, this.txFilter.snapshot(this.latestHeight))]);
     } finally {
       await this.db.close();
     }

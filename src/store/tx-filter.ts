@@ -1,5 +1,7 @@
 import type { TxId } from '../types/index.js';
+import { SlicedFilterSaver, type FilterSaveStore } from './filter-save.js';
 import { HashFilter } from './hash-filter.js';
+import type { StoreOp } from './store.js';
 
 /**
  * Layers of 64K, 256K and 1M txs: about 4 MB once 1.4M txs are committed, the
@@ -9,12 +11,17 @@ import { HashFilter } from './hash-filter.js';
  */
 const MAX_LAYERS = 3;
 /**
- * A block's batch carries a snapshot once this many txs, or this many blocks,
- * went in since the last one: what a restart after a crash re-reads (a second
- * or so), against a few bytes written a tx.
+ * Blocks over which the filter is saved once whole, a slice in the batch of a
+ * block every few blocks (SlicedFilterSaver): what a restart after a crash
+ * re-reads, about a second at 1,000 txs a block.
  */
-const SNAPSHOT_TXS = 1 << 20;
-const SNAPSHOT_BLOCKS = 10_000;
+const SAVE_PASS_BLOCKS = 1_000;
+/**
+ * First word of the saved filter's header; a filter saved another way (whole,
+ * its height first, before this format) reads back as none and is made again
+ * from every block once.
+ */
+const FORMAT = 0x74780001;
 
 /** A sha256 digest's first two 32-bit words: uniformly random, so they serve as the filter's two hashes. */
 const word = (d: Uint8Array, at: number) => ((d[at]! << 24) | (d[at + 1]! << 16) | (d[at + 2]! << 8) | d[at + 3]!) >>> 0;
@@ -27,25 +34,22 @@ const idWord = (id: TxId, at: number) =>
  * in it, so a "no" answers tx admission without a LevelDB read (a 1,000-key
  * index read a block of 1,000 txs was 6.5% of the producer figure's CPU
  * profile, and any read at all costs a thread-pool round trip: with one
- * false positive in 10,000 a layer, most blocks' txs need none). The store adds a block's txs before it writes the block, and
- * keeps a snapshot with the height it covers (TxFilterSnapshot); on open it
- * adds the txs of the blocks above that height.
+ * false positive in 10,000 a layer, most blocks' txs need none). The store
+ * adds a block's txs before it writes the block, and saves the filter a slice
+ * at a time in the blocks' batches; on open it adds the txs of the blocks
+ * above the oldest slice.
  */
 export class TxIndexFilter {
-  private txsSinceSnapshot = 0;
-  private blocksSinceSnapshot = 0;
+  private constructor(
+    private readonly filter: HashFilter,
+    private readonly saver: SlicedFilterSaver,
+  ) {}
 
-  private constructor(private readonly filter: HashFilter) {}
-
-  static empty(): TxIndexFilter {
-    return new TxIndexFilter(HashFilter.empty(MAX_LAYERS));
-  }
-
-  /** The filter of a snapshot's bytes (snapshot()), and the height it covers. */
-  static decode(snapshot: Uint8Array): { filter: TxIndexFilter; height: bigint } {
-    if (snapshot.length < 8) throw new Error('tx filter snapshot: truncated');
-    const height = new DataView(snapshot.buffer, snapshot.byteOffset, snapshot.byteLength).getBigUint64(0);
-    return { filter: new TxIndexFilter(HashFilter.decode(snapshot.subarray(8), MAX_LAYERS)), height };
+  /** The filter saved under the store's metadata key `key`, and the height up to which it holds every tx; an empty one at height 0 when none is usable. */
+  static async load(store: FilterSaveStore, key: string, tip: bigint): Promise<{ filter: TxIndexFilter; height: bigint }> {
+    const saver = new SlicedFilterSaver(key, FORMAT, SAVE_PASS_BLOCKS);
+    const saved = await saver.load(store, MAX_LAYERS, tip);
+    return { filter: new TxIndexFilter(saved?.filter ?? HashFilter.empty(MAX_LAYERS), saver), height: saved?.height ?? 0n };
   }
 
   /** False when no committed block holds the tx whose sha256 is `hash`. */
@@ -58,26 +62,8 @@ export class TxIndexFilter {
     this.filter.add(idWord(id, 0), idWord(id, 4));
   }
 
-  /** Counts a block's txs, added already: true when its batch should carry a snapshot. */
-  blockAdded(txs: number): boolean {
-    this.txsSinceSnapshot += txs;
-    this.blocksSinceSnapshot++;
-    return this.txsSinceSnapshot >= SNAPSHOT_TXS || this.blocksSinceSnapshot >= SNAPSHOT_BLOCKS;
-  }
-
-  /** Whether txs were added since the last snapshot. */
-  get changed(): boolean {
-    return this.blocksSinceSnapshot > 0;
-  }
-
-  /** The snapshot of every tx added so far, covering the blocks up to `height`: height (8 BE) ‖ the filter. */
-  snapshot(height: bigint): Uint8Array {
-    const filter = this.filter.encode();
-    const out = new Uint8Array(8 + filter.length);
-    new DataView(out.buffer).setBigUint64(0, height);
-    out.set(filter, 8);
-    this.txsSinceSnapshot = 0;
-    this.blocksSinceSnapshot = 0;
-    return out;
+  /** The ops that save the slices due with block `height`, whose txs were added already. */
+  saveOps(store: FilterSaveStore, height: bigint): StoreOp[] {
+    return this.saver.ops(store, this.filter, height);
   }
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { KeyFilter } from '../../src/exec/kv/key-filter.js';
+import type { StoreOp } from '../../src/store/index.js';
 
 const key = (tag: string, i: number) => new TextEncoder().encode(`${tag}-${i}`);
 
@@ -13,16 +14,35 @@ describe('KeyFilter', () => {
     for (let i = 0; i < n; i++) if (!filter.add(key('in', i))) expect.unreachable(`key ${i} missed`);
   });
 
-  it('reads back from its bytes with every key it held, and refuses bytes it did not write', () => {
+  it('is saved a slice at a time, none above 64 KiB, and reads back with every key it held; refuses what it did not save', async () => {
     const filter = KeyFilter.empty();
-    const n = 100_000; // two layers
+    const n = 100_000; // two layers: 3 + 12 slices of 64 KiB
     for (let i = 0; i < n; i++) filter.add(key('in', i));
-    const bytes = filter.toBytes();
-    const copy = KeyFilter.fromBytes(bytes)!;
-    for (let i = 0; i < n; i++) if (!copy.add(key('in', i))) expect.unreachable(`key ${i} missed`);
-    expect(Buffer.from(copy.toBytes()).equals(bytes)).toBe(true);
-    expect(KeyFilter.fromBytes(bytes.subarray(0, bytes.length - 1))).toBeNull();
-    expect(KeyFilter.fromBytes(Buffer.concat([bytes, new Uint8Array(1)]))).toBeNull();
-    expect(KeyFilter.fromBytes(new Uint8Array(bytes.length))).toBeNull();
+    const metadata = new Map<string, Uint8Array>();
+    const store = {
+      getMetadata: async (k: string) => metadata.get(k) ?? null,
+      metadataOp: (k: string, value: Uint8Array): StoreOp => {
+        metadata.set(k, value); // applied at once: each batch here commits
+        return { type: 'put', key: new TextEncoder().encode(k), value };
+      },
+    };
+    const saver = KeyFilter.saver('keys', 100);
+    // A filter made anew is saved first, four slices a block, then a slice each few blocks.
+    const perBlock = [1n, 2n, 3n, 4n, 5n].map((height) => filter.saveOps(saver, store, height).length);
+    expect(perBlock).toEqual([5, 5, 5, 4, 0]); // four slices and the header; the 15th slice in block 4
+    for (const value of metadata.values()) expect(value.length).toBeLessThanOrEqual(64 * 1024 + 12);
+    const loaded = (await KeyFilter.load(KeyFilter.saver('keys', 100), store, 5n))!;
+    expect(loaded.height).toBe(1n); // the oldest slice's block
+    for (let i = 0; i < n; i++) if (!loaded.keys.add(key('in', i))) expect.unreachable(`key ${i} missed`);
+
+    // Saved past the tip (no batch writes that), a slice missing, another format: none to use.
+    expect(await KeyFilter.load(saver, store, 3n)).toBeNull();
+    const slice = metadata.get('keys/1/11')!;
+    metadata.delete('keys/1/11');
+    expect(await KeyFilter.load(saver, store, 5n)).toBeNull();
+    metadata.set('keys/1/11', slice);
+    const header = metadata.get('keys')!;
+    metadata.set('keys', Buffer.concat([Buffer.from([0, 0, 0, 0]), header.subarray(4)]));
+    expect(await KeyFilter.load(saver, store, 5n)).toBeNull();
   });
 });

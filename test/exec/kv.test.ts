@@ -115,7 +115,7 @@ describe('KvExecutor', () => {
   it('adds the keys of the blocks after the saved key filter from their txs', async () => {
     const { store, mempool, exec, apply } = await kv();
     const root1 = await apply(1n, ['x=1'], await exec.initChain());
-    // Saved with block 1 only (the next save is 1,000 blocks on): z is in no saved filter.
+    // Saved with block 1 only (its three slices; the next is due hundreds of blocks on): z is in no saved filter.
     const root2 = await apply(2n, ['z=1', 'novalue'], root1);
     const root3 = await apply(3n, ['x=2'], root2);
     await writeAfterRestart(store, mempool, false, 'z=2', 4n, root3, ['x=2', 'z=2']);
@@ -124,14 +124,24 @@ describe('KvExecutor', () => {
   it('scans the state for its keys when the saved key filter is unusable, and saves it again with the next block', async () => {
     const { store, mempool, exec, apply } = await kv();
     const root1 = await apply(1n, ['x=1', 'y=2'], await exec.initChain());
-    const saved = await store.getMetadata('kv_key_filter');
-    for (const unusable of [new Uint8Array([1, 2, 3]), Buffer.concat([saved!.subarray(0, 8), new Uint8Array(saved!.length - 8)])]) {
-      await store.setMetadata('kv_key_filter', unusable);
+    const header = (await store.getMetadata('kv_key_filter'))!;
+    const slice = (await store.getMetadata('kv_key_filter/0/0'))!;
+    const unusable: Array<[string, Uint8Array]> = [
+      ['kv_key_filter', new Uint8Array([1, 2, 3])], // not a header
+      ['kv_key_filter', Buffer.concat([new Uint8Array(4), header.subarray(4)])], // another format (a filter saved whole began with its height)
+      ['kv_key_filter/0/0', slice.subarray(0, 100)], // a slice cut short
+    ];
+    for (const [key, value] of unusable) {
+      await store.setMetadata(key, value);
       const storeOps = await writeAfterRestart(store, mempool, true, 'x=3', 2n, root1, ['x=3', 'y=2']);
-      expect(storeOps.some((op) => op.type === 'put' && Buffer.from(op.key).includes(Buffer.from('kv_key_filter')))).toBe(true);
+      expect(storeOps.some((op) => op.type === 'put' && Buffer.from(op.key).includes(Buffer.from('kv_key_filter/0/0')))).toBe(true);
+      await store.setMetadata('kv_key_filter', header);
+      await store.setMetadata('kv_key_filter/0/0', slice);
     }
     // Saved past the store's last block (which a batch never writes): not trusted either.
-    await store.setMetadata('kv_key_filter', Buffer.concat([Buffer.from([0, 0, 0, 0, 0, 0, 0, 9]), saved!.subarray(8)]));
+    const past = Buffer.from(slice);
+    past.writeBigUInt64BE(9n, 0);
+    await store.setMetadata('kv_key_filter/0/0', past);
     expect((await reload(store, mempool)).scanned).toBe(true);
   });
 

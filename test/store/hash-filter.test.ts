@@ -20,7 +20,12 @@ describe('HashFilter', () => {
     const others = Array.from({ length: 20_000 }, entry);
     const falsePositives = others.filter(([h1, h2]) => filter.mayHold(h1, h2)).length;
     expect(falsePositives).toBeLessThan(others.length * 0.002);
-    const again = HashFilter.decode(filter.encode(), 3);
+    // Read back as a saved filter is (src/store/filter-save.ts): the layers' sizes, then their bits in parts.
+    const again = HashFilter.withLayers(filter.layerSizes(), 3);
+    filter.layerSizes().forEach(({ capacity }, layer) => {
+      const bytes = HashFilter.layerBytes(capacity);
+      for (let at = 0; at < bytes; at += 65_536) again.setBits(layer, at, filter.bitsOf(layer, at, 65_536));
+    });
     expect(added.every(([h1, h2]) => again.mayHold(h1, h2))).toBe(true);
     expect(others.filter(([h1, h2]) => again.mayHold(h1, h2)).length).toBe(falsePositives);
   });
@@ -30,13 +35,23 @@ describe('HashFilter', () => {
     const added = Array.from({ length: 100_000 }, entry);
     for (const [h1, h2] of added) filter.add(h1, h2);
     expect(added.every(([h1, h2]) => filter.mayHold(h1, h2))).toBe(true);
-    expect(filter.encode().length).toBe(8 + (65_536 * 24) / 8);
+    expect(filter.layerSizes().map((s) => s.capacity)).toEqual([65_536]);
+    expect(HashFilter.layerBytes(65_536)).toBe((65_536 * 24) / 8);
   });
 
-  it('refuses bytes it did not write', () => {
-    const bytes = HashFilter.empty(2).encode();
-    expect(() => HashFilter.decode(bytes.subarray(0, 100), 2)).toThrow('hash filter: truncated layer');
-    expect(() => HashFilter.decode(bytes.subarray(0, 5), 2)).toThrow('hash filter: truncated layer header');
-    expect(() => HashFilter.decode(new Uint8Array(0), 2)).toThrow('hash filter: 0 layers');
+  it('refuses layers and bits it could not have saved', () => {
+    expect(() => HashFilter.withLayers([], 2)).toThrow('hash filter: 0 layers');
+    expect(() =>
+      HashFilter.withLayers(
+        [
+          { capacity: 1, count: 0 },
+          { capacity: 4, count: 0 },
+          { capacity: 16, count: 0 },
+        ],
+        2,
+      ),
+    ).toThrow('hash filter: 3 layers');
+    const filter = HashFilter.withLayers([{ capacity: 65_536, count: 0 }], 2);
+    expect(() => filter.setBits(0, HashFilter.layerBytes(65_536) - 1, new Uint8Array(2))).toThrow('hash filter: bits past the end of the layer');
   });
 });

@@ -1,4 +1,6 @@
+import { SlicedFilterSaver } from '../../store/filter-save.js';
 import { HashFilter } from '../../store/hash-filter.js';
+import type { StoreOp } from '../../store/index.js';
 
 /**
  * Layers of 64K, 256K, 1M, 4M and 16M keys (3 bytes a key): past 21M keys the
@@ -6,11 +8,12 @@ import { HashFilter } from '../../store/hash-filter.js';
  */
 const MAX_LAYERS = 5;
 /**
- * First word of the filter's bytes: a filter saved with other constants or
- * hashes (0x6b660001: a Bloom filter of 7 probes a key over a layer's whole
- * bit array) reads back as none (the caller then rebuilds it), never as a wrong one.
+ * First word of the saved filter's header: a filter saved with other constants
+ * or hashes, or another way (0x6b660001: a Bloom filter of 7 probes a key over
+ * a layer's whole bit array; 0x6b660002: saved whole, its height first) reads
+ * back as none (the caller then rebuilds it), never as a wrong one.
  */
-const FORMAT = 0x6b660002;
+const FORMAT = 0x6b660003;
 
 /** murmur3's finalizer: spreads every input bit over the whole word. */
 function mix(h: number): number {
@@ -33,23 +36,24 @@ export class KeyFilter {
     return new KeyFilter(HashFilter.empty(MAX_LAYERS));
   }
 
-  /** The filter as bytes, for `fromBytes`: FORMAT (4 bytes BE), then the layers (HashFilter.encode). */
-  toBytes(): Uint8Array {
-    const filter = this.filter.encode();
-    const out = new Uint8Array(4 + filter.length);
-    new DataView(out.buffer).setUint32(0, FORMAT);
-    out.set(filter, 4);
-    return out;
+  /** How the filter is saved in the store's metadata under `name`: a slice each few blocks, a pass each `passBlocks` (SlicedFilterSaver). */
+  static saver(name: string, passBlocks: number): SlicedFilterSaver {
+    return new SlicedFilterSaver(name, FORMAT, passBlocks);
   }
 
-  /** The filter `toBytes` wrote; null for bytes it could not have written (another format, cut short). */
-  static fromBytes(bytes: Uint8Array): KeyFilter | null {
-    if (bytes.length < 4 || new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(0) !== FORMAT) return null;
-    try {
-      return new KeyFilter(HashFilter.decode(bytes.subarray(4), MAX_LAYERS));
-    } catch {
-      return null;
-    }
+  /** The ops that save the slices `saver` has due with block `height`, whose keys this filter holds already. */
+  saveOps(saver: SlicedFilterSaver, store: Parameters<SlicedFilterSaver['ops']>[0], height: bigint): StoreOp[] {
+    return saver.ops(store, this.filter, height);
+  }
+
+  /** The filter `saver` saved, and the height up to which it holds every key; null when there is none to use. */
+  static async load(
+    saver: SlicedFilterSaver,
+    store: Parameters<SlicedFilterSaver['load']>[0],
+    tip: bigint,
+  ): Promise<{ keys: KeyFilter; height: bigint } | null> {
+    const saved = await saver.load(store, MAX_LAYERS, tip);
+    return saved && { keys: new KeyFilter(saved.filter), height: saved.height };
   }
 
   /** Adds a key, the `length` bytes of `bytes` from `from`; false when it surely was not in the set before. */

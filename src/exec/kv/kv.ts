@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import type { ExecTxResult } from 'cosmjs-types/tendermint/abci/types';
-import { Bucket, MetadataKey, heightBytes, readHeight, stringKey, type BlockStore, type StoreOp } from '../../store/index.js';
+import { Bucket, MetadataKey, stringKey, type BlockStore, type StoreOp } from '../../store/index.js';
 import { decodeBlock } from '../../types/index.js';
 import { TxRejectedError, type BlockResults, type ExecResult, type Executor } from '../executor.js';
 import { filterBySize, type FilterStatus } from '../filter.js';
@@ -14,14 +14,15 @@ export const MAX_BLOCK_TX_BYTES = 8 * 1024 * 1024;
 const TWO_POW_32 = 0x1_0000_0000;
 
 /**
- * Metadata key of the saved key filter: the height of the state it holds
- * every key of (8 bytes), then the filter (KeyFilter.toBytes).
+ * Metadata key of the saved key filter (KeyFilter.saver): the header; its
+ * slices under `kv_key_filter/<layer>/<slice>`.
  */
 const SAVED_KEY_FILTER = 'kv_key_filter';
 /**
- * Blocks between two saves of the key filter, each in the batch of the block
- * whose state it covers: a start reads the txs of at most this many blocks
- * (and the one a pipelined chain executed past it) instead of every state key.
+ * Blocks over which the key filter is saved once whole, a slice in the batch
+ * of a block every few blocks (a filter made anew, or a new layer, is saved
+ * first, a few slices a block): a start reads the txs of about this many
+ * blocks instead of every state key.
  */
 const KEY_FILTER_SAVE_BLOCKS = 1_000n;
 
@@ -164,8 +165,7 @@ export class KvExecutor implements Executor {
   private root = stateRootOf(this.sum);
   /** Every key in the state (loaded by `load()`, then kept up with every block). */
   private keys = KeyFilter.empty();
-  /** Height of the last block whose batch carries the key filter; null: the next block's must (none in the store is known good). */
-  private keysSavedAt: bigint | null = null;
+  private readonly keysSaver = KeyFilter.saver(SAVED_KEY_FILTER, Number(KEY_FILTER_SAVE_BLOCKS));
   /**
    * The last block executed: its writes by key (latin1), each its entry
    * (BlockWrites). A pipelined chain executes a block while the one before is being
@@ -195,7 +195,6 @@ export class KvExecutor implements Executor {
     this.setSum(Sum256.fromBytes((await this.store.getMetadata(MetadataKey.kvStateRoot)) ?? new Uint8Array(0)));
     if (await this.loadSavedKeys()) return;
     this.keys = KeyFilter.empty();
-    this.keysSavedAt = null;
     for await (const batch of this.store.bucketKeys(Bucket.kvState)) for (const key of batch) this.keys.add(key);
   }
 
@@ -208,14 +207,12 @@ export class KvExecutor implements Executor {
    * value in the sum), or saved too many blocks ago.
    */
   private async loadSavedKeys(): Promise<boolean> {
-    const saved = await this.store.getMetadata(SAVED_KEY_FILTER);
-    const keys = saved && saved.length > 8 ? KeyFilter.fromBytes(saved.subarray(8)) : null;
-    if (!saved || !keys) return false;
-    const savedAt = readHeight(saved);
     const tip = this.store.height();
-    // More blocks than a save's interval since (written without this executor): reading them may cost more than the scan.
-    if (savedAt > tip || tip - savedAt > 2n * KEY_FILTER_SAVE_BLOCKS) return false;
-    let next = savedAt + 1n;
+    const saved = await KeyFilter.load(this.keysSaver, this.store, tip);
+    // More blocks than two passes of the save since (written without this executor): reading them may cost more than the scan.
+    if (!saved || tip - saved.height > 2n * KEY_FILTER_SAVE_BLOCKS) return false;
+    const { keys } = saved;
+    let next = saved.height + 1n;
     for await (const blocks of this.store.blocksInRange(next, tip)) {
       for (const { bytes } of blocks) {
         for (const tx of decodeBlock(bytes).data?.txs ?? []) {
@@ -227,7 +224,6 @@ export class KvExecutor implements Executor {
     }
     if (next <= tip) return false;
     this.keys = keys;
-    this.keysSavedAt = savedAt;
     return true;
   }
 
@@ -288,11 +284,8 @@ export class KvExecutor implements Executor {
     this.setSum(sum);
     this.lastBlockWrites = writes.byKey;
     storeOps.push(this.store.metadataOp(MetadataKey.kvStateRoot, sum.bytes()));
-    if (this.keysSavedAt === null || height - this.keysSavedAt >= KEY_FILTER_SAVE_BLOCKS) {
-      // The filter holds this block's keys already: saved in its batch, it covers the state that batch writes.
-      storeOps.push(this.store.metadataOp(SAVED_KEY_FILTER, Buffer.concat([heightBytes(height), this.keys.toBytes()])));
-      this.keysSavedAt = height;
-    }
+    // The filter holds this block's keys already: a slice saved in its batch covers the state that batch writes.
+    storeOps.push(...this.keys.saveOps(this.keysSaver, this.store, height));
     return { stateRoot: this.root, storeOps };
   }
 
