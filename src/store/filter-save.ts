@@ -16,6 +16,8 @@ export const SAVED_SLICE_BYTES = 64 * 1024;
 /** Most slices one block's batch carries (a batch is one buffer in LevelDB too: 256 KiB of them at most). */
 const MAX_SLICES_PER_BLOCK = 4;
 
+const slicesOfLayer = (capacity: number) => Math.ceil(HashFilter.layerBytes(capacity) / SAVED_SLICE_BYTES);
+
 /** Bytes of a saved header before its layers: format (4 BE), height (8 BE). */
 const HEADER_BYTES = 12;
 /** Bytes of a saved slice before its bits: the height of the block whose batch carried it (8 BE), its layer's capacity (4 BE). */
@@ -25,6 +27,7 @@ const SLICE_HEADER_BYTES = 12;
 export interface FilterSaveStore {
   getMetadata(key: string): Promise<Uint8Array | null>;
   metadataOp(key: string, value: Uint8Array): StoreOp;
+  writeBatch(ops: StoreOp[]): Promise<void>;
 }
 
 /** A saved filter read back, and the height up to which it holds every entry added by a block. */
@@ -73,7 +76,7 @@ export class SlicedFilterSaver {
   /** The ops that save the slices due with block `height`, whose entries `filter` holds already; none when none is due. */
   ops(store: FilterSaveStore, filter: HashFilter, height: bigint): StoreOp[] {
     const sizes = filter.layerSizes();
-    const slicesOf = sizes.map((s) => Math.ceil(HashFilter.layerBytes(s.capacity) / SAVED_SLICE_BYTES));
+    const slicesOf = sizes.map((s) => slicesOfLayer(s.capacity));
     const total = slicesOf.reduce((a, b) => a + b, 0);
     let count: number;
     if (this.stored < total) {
@@ -149,7 +152,19 @@ export class SlicedFilterSaver {
         filter.setBits(layer, slice * SAVED_SLICE_BYTES, value.subarray(SLICE_HEADER_BYTES));
       }
     }
-    this.stored = sizes.reduce((n, { capacity }) => n + Math.ceil(HashFilter.layerBytes(capacity) / SAVED_SLICE_BYTES), 0);
+    this.stored = sizes.reduce((n, { capacity }) => n + slicesOfLayer(capacity), 0);
     return { filter, height: oldest };
+  }
+
+  /**
+   * Saves now, a few slices a batch, every slice the store lacks of a filter
+   * that holds every entry up to `height` (one just made again from the
+   * blocks or the state): otherwise a node that does not commit blocks soon
+   * after it starts (an idle or stopped chain, a crash loop) would make the
+   * filter again at each start.
+   */
+  async saveMissing(store: FilterSaveStore, filter: HashFilter, height: bigint): Promise<void> {
+    const total = filter.layerSizes().reduce((n, { capacity }) => n + slicesOfLayer(capacity), 0);
+    while (this.stored < total) await store.writeBatch(this.ops(store, filter, height));
   }
 }

@@ -129,7 +129,7 @@ export class BlockStore {
   /**
    * Reads the saved tx filter and adds the txs of the blocks above the
    * height it holds every tx up to (every block, in a store written before
-   * the filter, or saved another way).
+   * the filter, or saved another way); a filter made again is saved at once.
    */
   private async loadTxFilter(): Promise<void> {
     const { filter, height } = await TxIndexFilter.load(this, MetadataKey.txFilter, this.latestHeight);
@@ -137,6 +137,7 @@ export class BlockStore {
       for (const [, bytes] of batch) for (const tx of fromBinary(BlockSchema, bytes).data?.txs ?? []) filter.add(txId(tx));
     }
     this.txFilter = filter;
+    await filter.saveMissing(this, this.latestHeight);
   }
 
   /** Height of the last committed block (0 before the first). */

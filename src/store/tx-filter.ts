@@ -62,6 +62,11 @@ export class TxIndexFilter {
     this.filter.add(idWord(id, 0), idWord(id, 4));
   }
 
+  /** Saves now every slice the store lacks (the filter was made again from the blocks up to `height`). */
+  saveMissing(store: FilterSaveStore, height: bigint): Promise<void> {
+    return this.saver.saveMissing(store, this.filter, height);
+  }
+
   /** The ops that save the slices due with block `height`, whose txs were added already. */
   saveOps(store: FilterSaveStore, height: bigint): StoreOp[] {
     return this.saver.ops(store, this.filter, height);

@@ -25,6 +25,7 @@ describe('KeyFilter', () => {
         metadata.set(k, value); // applied at once: each batch here commits
         return { type: 'put', key: new TextEncoder().encode(k), value };
       },
+      writeBatch: async () => undefined,
     };
     const saver = KeyFilter.saver('keys', 100);
     // A filter made anew is saved first, four slices a block, then a slice each few blocks.

@@ -46,6 +46,11 @@ export class KeyFilter {
     return saver.ops(store, this.filter, height);
   }
 
+  /** Saves now every slice the store lacks of this filter, which holds every key up to `height` (made again from the state). */
+  saveMissing(saver: SlicedFilterSaver, store: Parameters<SlicedFilterSaver['ops']>[0], height: bigint): Promise<void> {
+    return saver.saveMissing(store, this.filter, height);
+  }
+
   /** The filter `saver` saved, and the height up to which it holds every key; null when there is none to use. */
   static async load(
     saver: SlicedFilterSaver,

@@ -189,13 +189,15 @@ export class KvExecutor implements Executor {
    * Loads the sum committed with the last block, and the key filter: the one
    * saved with the state of an earlier block, with the keys of the blocks
    * since added from their txs; failing that, every key of the state (a few
-   * seconds a million keys), saved again with the next block.
+   * seconds a million keys), saved at once.
    */
   async load(): Promise<void> {
     this.setSum(Sum256.fromBytes((await this.store.getMetadata(MetadataKey.kvStateRoot)) ?? new Uint8Array(0)));
     if (await this.loadSavedKeys()) return;
     this.keys = KeyFilter.empty();
     for await (const batch of this.store.bucketKeys(Bucket.kvState)) for (const key of batch) this.keys.add(key);
+    // Saved now, not over the next blocks: a node restarted before it makes them would scan again.
+    await this.keys.saveMissing(this.keysSaver, this.store, this.store.height());
   }
 
   /**
