@@ -6,7 +6,7 @@ const key = (tag: string, i: number) => new TextEncoder().encode(`${tag}-${i}`);
 
 describe('KeyFilter', () => {
   it('never misses a key it was given, across its growing layers, and rarely claims one it was not', () => {
-    const filter = KeyFilter.empty();
+    const filter = KeyFilter.empty('keys', 100);
     const n = 400_000; // past the first two layers (65,536 and 262,144 keys)
     let falsePositives = 0;
     for (let i = 0; i < n; i++) if (filter.add(key('in', i))) falsePositives++;
@@ -15,7 +15,7 @@ describe('KeyFilter', () => {
   });
 
   it('is saved a slice at a time, none above 64 KiB, and reads back with every key it held; refuses what it did not save', async () => {
-    const filter = KeyFilter.empty();
+    const filter = KeyFilter.empty('keys', 100);
     const n = 100_000; // two layers: 3 + 12 slices of 64 KiB
     for (let i = 0; i < n; i++) filter.add(key('in', i));
     const metadata = new Map<string, Uint8Array>();
@@ -27,23 +27,22 @@ describe('KeyFilter', () => {
       },
       writeBatch: async () => undefined,
     };
-    const saver = KeyFilter.saver('keys', 100);
     // A filter made anew is saved first, four slices a block, then a slice each few blocks.
-    const perBlock = [1n, 2n, 3n, 4n, 5n].map((height) => filter.saveOps(saver, store, height).length);
+    const perBlock = [1n, 2n, 3n, 4n, 5n].map((height) => filter.saveOps(store, height).length);
     expect(perBlock).toEqual([5, 5, 5, 4, 0]); // four slices and the header; the 15th slice in block 4
     for (const value of metadata.values()) expect(value.length).toBeLessThanOrEqual(64 * 1024 + 12);
-    const loaded = (await KeyFilter.load(KeyFilter.saver('keys', 100), store, 5n))!;
+    const loaded = (await KeyFilter.load(store, 'keys', 100, 5n))!;
     expect(loaded.height).toBe(1n); // the oldest slice's block
     for (let i = 0; i < n; i++) if (!loaded.keys.add(key('in', i))) expect.unreachable(`key ${i} missed`);
 
     // Saved past the tip (no batch writes that), a slice missing, another format: none to use.
-    expect(await KeyFilter.load(saver, store, 3n)).toBeNull();
+    expect(await KeyFilter.load(store, 'keys', 100, 3n)).toBeNull();
     const slice = metadata.get('keys/1/11')!;
     metadata.delete('keys/1/11');
-    expect(await KeyFilter.load(saver, store, 5n)).toBeNull();
+    expect(await KeyFilter.load(store, 'keys', 100, 5n)).toBeNull();
     metadata.set('keys/1/11', slice);
     const header = metadata.get('keys')!;
     metadata.set('keys', Buffer.concat([Buffer.from([0, 0, 0, 0]), header.subarray(4)]));
-    expect(await KeyFilter.load(saver, store, 5n)).toBeNull();
+    expect(await KeyFilter.load(store, 'keys', 100, 5n)).toBeNull();
   });
 });

@@ -1,4 +1,4 @@
-import { SlicedFilterSaver } from '../../store/filter-save.js';
+import { SlicedFilterSaver, type FilterSaveStore } from '../../store/filter-save.js';
 import { HashFilter } from '../../store/hash-filter.js';
 import type { StoreOp } from '../../store/index.js';
 
@@ -30,35 +30,31 @@ function mix(h: number): number {
  * block).
  */
 export class KeyFilter {
-  private constructor(private readonly filter: HashFilter) {}
+  private constructor(
+    private readonly filter: HashFilter,
+    private readonly saver: SlicedFilterSaver,
+  ) {}
 
-  static empty(): KeyFilter {
-    return new KeyFilter(HashFilter.empty(MAX_LAYERS));
+  /** An empty filter, saved under the store's metadata key `name` a slice each few blocks, a pass each `passBlocks` (SlicedFilterSaver). */
+  static empty(name: string, passBlocks: number): KeyFilter {
+    return new KeyFilter(HashFilter.empty(MAX_LAYERS), new SlicedFilterSaver(name, FORMAT, passBlocks));
   }
 
-  /** How the filter is saved in the store's metadata under `name`: a slice each few blocks, a pass each `passBlocks` (SlicedFilterSaver). */
-  static saver(name: string, passBlocks: number): SlicedFilterSaver {
-    return new SlicedFilterSaver(name, FORMAT, passBlocks);
-  }
-
-  /** The ops that save the slices `saver` has due with block `height`, whose keys this filter holds already. */
-  saveOps(saver: SlicedFilterSaver, store: Parameters<SlicedFilterSaver['ops']>[0], height: bigint): StoreOp[] {
-    return saver.ops(store, this.filter, height);
-  }
-
-  /** Saves now every slice the store lacks of this filter, which holds every key up to `height` (made again from the state). */
-  saveMissing(saver: SlicedFilterSaver, store: Parameters<SlicedFilterSaver['ops']>[0], height: bigint): Promise<void> {
-    return saver.saveMissing(store, this.filter, height);
-  }
-
-  /** The filter `saver` saved, and the height up to which it holds every key; null when there is none to use. */
-  static async load(
-    saver: SlicedFilterSaver,
-    store: Parameters<SlicedFilterSaver['load']>[0],
-    tip: bigint,
-  ): Promise<{ keys: KeyFilter; height: bigint } | null> {
+  /** The filter saved under `name`, and the height up to which it holds every key; null when there is none to use. */
+  static async load(store: FilterSaveStore, name: string, passBlocks: number, tip: bigint): Promise<{ keys: KeyFilter; height: bigint } | null> {
+    const saver = new SlicedFilterSaver(name, FORMAT, passBlocks);
     const saved = await saver.load(store, MAX_LAYERS, tip);
-    return saved && { keys: new KeyFilter(saved.filter), height: saved.height };
+    return saved && { keys: new KeyFilter(saved.filter, saver), height: saved.height };
+  }
+
+  /** The ops that save the slices due with block `height`, whose keys this filter holds already. */
+  saveOps(store: FilterSaveStore, height: bigint): StoreOp[] {
+    return this.saver.ops(store, this.filter, height);
+  }
+
+  /** Saves now every slice the store lacks (the filter was made again from the state at `height`). */
+  saveMissing(store: FilterSaveStore, height: bigint): Promise<void> {
+    return this.saver.saveMissing(store, this.filter, height);
   }
 
   /** Adds a key, the `length` bytes of `bytes` from `from`; false when it surely was not in the set before. */

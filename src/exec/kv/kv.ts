@@ -14,7 +14,7 @@ export const MAX_BLOCK_TX_BYTES = 8 * 1024 * 1024;
 const TWO_POW_32 = 0x1_0000_0000;
 
 /**
- * Metadata key of the saved key filter (KeyFilter.saver): the header; its
+ * Metadata key of the saved key filter (KeyFilter, SlicedFilterSaver): the header; its
  * slices under `kv_key_filter/<layer>/<slice>`.
  */
 const SAVED_KEY_FILTER = 'kv_key_filter';
@@ -24,7 +24,7 @@ const SAVED_KEY_FILTER = 'kv_key_filter';
  * first, a few slices a block): a start reads the txs of about this many
  * blocks instead of every state key.
  */
-const KEY_FILTER_SAVE_BLOCKS = 1_000n;
+const KEY_FILTER_SAVE_BLOCKS = 1_000;
 
 /**
  * A number mod 2^256 as eight 32-bit limbs, most significant first (a sha256
@@ -164,8 +164,7 @@ export class KvExecutor implements Executor {
   /** sha256 of the sum's bytes, kept beside it. */
   private root = stateRootOf(this.sum);
   /** Every key in the state (loaded by `load()`, then kept up with every block). */
-  private keys = KeyFilter.empty();
-  private readonly keysSaver = KeyFilter.saver(SAVED_KEY_FILTER, Number(KEY_FILTER_SAVE_BLOCKS));
+  private keys = KeyFilter.empty(SAVED_KEY_FILTER, KEY_FILTER_SAVE_BLOCKS);
   /**
    * The last block executed: its writes by key (latin1), each its entry
    * (BlockWrites). A pipelined chain executes a block while the one before is being
@@ -194,10 +193,10 @@ export class KvExecutor implements Executor {
   async load(): Promise<void> {
     this.setSum(Sum256.fromBytes((await this.store.getMetadata(MetadataKey.kvStateRoot)) ?? new Uint8Array(0)));
     if (await this.loadSavedKeys()) return;
-    this.keys = KeyFilter.empty();
+    this.keys = KeyFilter.empty(SAVED_KEY_FILTER, KEY_FILTER_SAVE_BLOCKS);
     for await (const batch of this.store.bucketKeys(Bucket.kvState)) for (const key of batch) this.keys.add(key);
     // Saved now, not over the next blocks: a node restarted before it makes them would scan again.
-    await this.keys.saveMissing(this.keysSaver, this.store, this.store.height());
+    await this.keys.saveMissing(this.store, this.store.height());
   }
 
   /**
@@ -210,9 +209,9 @@ export class KvExecutor implements Executor {
    */
   private async loadSavedKeys(): Promise<boolean> {
     const tip = this.store.height();
-    const saved = await KeyFilter.load(this.keysSaver, this.store, tip);
+    const saved = await KeyFilter.load(this.store, SAVED_KEY_FILTER, KEY_FILTER_SAVE_BLOCKS, tip);
     // More blocks than two passes of the save since (written without this executor): reading them may cost more than the scan.
-    if (!saved || tip - saved.height > 2n * KEY_FILTER_SAVE_BLOCKS) return false;
+    if (!saved || tip - saved.height > 2n * BigInt(KEY_FILTER_SAVE_BLOCKS)) return false;
     const { keys } = saved;
     let next = saved.height + 1n;
     for await (const blocks of this.store.blocksInRange(next, tip)) {
@@ -287,7 +286,7 @@ export class KvExecutor implements Executor {
     this.lastBlockWrites = writes.byKey;
     storeOps.push(this.store.metadataOp(MetadataKey.kvStateRoot, sum.bytes()));
     // The filter holds this block's keys already: a slice saved in its batch covers the state that batch writes.
-    storeOps.push(...this.keys.saveOps(this.keysSaver, this.store, height));
+    storeOps.push(...this.keys.saveOps(this.store, height));
     return { stateRoot: this.root, storeOps };
   }
 
