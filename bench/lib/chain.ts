@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { ownPeerAddress, type ConfigFlags } from '../../src/config/index.js';
 import { readHome } from '../../src/home/index.js';
+import type { DaFaults } from '../../src/da/index.js';
 import {
   createAggregatorHome,
   createFullNodeHome,
@@ -151,13 +152,28 @@ export async function spawnNoded(scope: Scope, args: string[], ready: () => Prom
   return child;
 }
 
-/** The built-in DA in its own process (`noded da serve`), on a free port, with a DA block every `blockTimeMs`. */
-export async function startDaProcess(scope: Scope, blockTimeMs: number): Promise<SyncDa> {
-  const port = await freePort();
+/** The built-in DA in a child process: where nodes reach it, and its fault switches. */
+export interface DaProcess extends SyncDa {
+  /** Sets fault switches through its admin listener (POST /faults). */
+  setFaults(patch: Partial<DaFaults>): Promise<void>;
+}
+
+/** The built-in DA in its own process (`noded da serve`), on free ports, with a DA block every `blockTimeMs`. */
+export async function startDaProcess(scope: Scope, blockTimeMs: number): Promise<DaProcess> {
+  const [port, adminPort] = [await freePort(), await freePort()];
   const address = `http://127.0.0.1:${port}`;
   const args = ['da', 'serve', '--home', scope.tempDir('noded-bench-da-'), '--listen', `127.0.0.1:${port}`, '--block-time', `${blockTimeMs}ms`];
+  args.push('--admin', `127.0.0.1:${adminPort}`);
   await spawnNoded(scope, [...args, '--log-format', 'json', '--log-level', 'warn'], answers(`${address}/health`), '`noded da serve`');
-  return { address };
+  const setFaults = async (patch: Partial<DaFaults>) => {
+    const res = await fetch(`http://127.0.0.1:${adminPort}/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(patch),
+    });
+    if (!res.ok) throw new Error(`\`noded da serve\` refused the faults ${JSON.stringify(patch)}: ${res.status} ${await res.text()}`);
+  };
+  return { address, setFaults };
 }
 
 /** A `noded start` child running as a full node, and where it listens. */
