@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DaClient } from '../../src/da/index.js';
-import { Daemon, getBlockJson, killAll, latestHeight, waitFor } from '../helpers/daemon.js';
+import { Daemon, fetchJson, getBlockJson, killAll, latestHeight, waitFor } from '../helpers/daemon.js';
 import { Homes } from '../helpers/homes.js';
 import { DaServer, blobPostings } from '../helpers/da.js';
 
@@ -95,12 +95,23 @@ describe('DA exactly once', () => {
       agg = await Daemon.start(aggregator, args);
     }
 
-    // Everything up to the head on DA, then stop the aggregator and let a DA block pass so nothing is in flight.
+    // Every tx in a block (those kept through the last kill are re-admitted at start), everything up to the head
+    // on DA, then stop the aggregator and let a DA block pass so nothing is in flight.
     await sendTxs();
+    for (let i = 0; i < txs; i++) {
+      await waitFor(async () => (await fetchJson(`${agg.rpc}/kv/k${i}`)).status === 200, `tx k${i}=v in a block`, 30_000);
+    }
     const head = await latestHeight(agg.rpc);
     await waitFor(async () => (await getBlockJson(agg.rpc, { height: head })).json.header_da_height > 0, `block ${head} on DA`, 60_000);
     const withTxs = new Set<bigint>();
-    for (let h = 1; h <= head; h++) if ((await getBlockJson(agg.rpc, { height: h })).json.block.data.txs?.length > 0) withTxs.add(BigInt(h));
+    const committed: string[] = [];
+    for (let h = 1; h <= head; h++) {
+      const blockTxs: string[] = (await getBlockJson(agg.rpc, { height: h })).json.block.data.txs ?? [];
+      if (blockTxs.length > 0) withTxs.add(BigInt(h));
+      committed.push(...blockTxs.map((tx) => Buffer.from(tx, 'base64').toString()));
+    }
+    // Every acknowledged tx is in a block exactly once, through the kills and the DA faults.
+    expect(committed.sort(), 'the txs in blocks 1..head').toEqual(Array.from({ length: txs }, (_, i) => `k${i}=v`).sort());
     await agg.kill('SIGTERM');
     const client = new DaClient({ address: da.address, authToken: '', requestTimeoutMs: 5000 });
     try {
