@@ -1,5 +1,5 @@
 import type { TxLocation } from '../store/index.js';
-import { txId, txIdBytes } from '../types/index.js';
+import { txId, txIdBytes, type TxId } from '../types/index.js';
 import { TxBackpressureError, TxRejectedError } from './executor.js';
 
 export interface MempoolLimits {
@@ -81,11 +81,13 @@ export class Mempool {
   private readonly txs = new Map<string, Uint8Array>();
   private totalBytes = 0;
   /**
-   * Ids of txs taken for blocks not yet committed (a pipelined chain builds
-   * one while the one before is written): not in the store's index yet, and
-   * not to be queued again.
+   * Txs taken for blocks not yet committed (a pipelined chain builds one
+   * while the one before is written), by id: not in the store's index yet,
+   * and not to be queued again.
    */
-  private readonly inBlock = new Set<string>();
+  private readonly inBlock = new Map<TxId, Uint8Array>();
+  /** The same txs' ids, by tx: the chain reads a block's ids here (txIds) instead of hashing its txs again. */
+  private readonly handedOut = new Map<Uint8Array, TxId>();
   /** Txs whose lookup has not started yet: looked up together, in one LevelDB getMany. */
   private batch: AdmissionBatch | null = null;
   /** Ids of every tx being admitted (batched or under lookup), so a second copy is refused at once. */
@@ -275,7 +277,8 @@ export class Mempool {
       out.push(tx);
       bytes += tx.length;
       this.txs.delete(id);
-      this.inBlock.add(id);
+      this.inBlock.set(id, tx);
+      this.handedOut.set(tx, id);
     }
     this.totalBytes -= bytes;
     return out;
@@ -287,17 +290,39 @@ export class Mempool {
    * their block). Txs `take` did not give out (forced txs) are left out.
    */
   requeue(txs: Uint8Array[]): void {
-    const back = txs.map((tx) => [txId(tx), tx] as const).filter(([id]) => this.inBlock.delete(id));
+    const back = this.txIds(txs)
+      .map((id, i) => [id, txs[i]!] as const)
+      .filter(([id]) => this.release(id));
     for (const [, tx] of back) this.totalBytes += tx.length;
     const rest = [...this.txs];
     this.txs.clear();
     for (const [id, tx] of [...back, ...rest]) this.txs.set(id, tx);
   }
 
-  /** A block holding `txs` is committed: the store's index now answers for them (txs taken for a later block stay held here). */
-  blockCommitted(txs: Uint8Array[]): void {
+  /**
+   * Each tx's id: the one kept for a tx `take` handed out (the block being
+   * built holds the very objects), else its sha256.
+   */
+  txIds(txs: Uint8Array[]): TxId[] {
+    return txs.map((tx) => this.handedOut.get(tx) ?? txId(tx));
+  }
+
+  /**
+   * A block holding `txs` is committed (`ids`: their ids, as txIds gives
+   * them): the store's index now answers for them (txs taken for a later block stay held here).
+   */
+  blockCommitted(txs: Uint8Array[], ids: TxId[] = this.txIds(txs)): void {
     let foreign = false;
-    for (const tx of txs) if (!this.inBlock.delete(txId(tx))) foreign = true;
+    for (const id of ids) if (!this.release(id)) foreign = true;
     if (foreign) this.foreignBlocks++;
+  }
+
+  /** Forgets a tx handed out, by id; false when none was. */
+  private release(id: TxId): boolean {
+    const tx = this.inBlock.get(id);
+    if (tx === undefined) return false;
+    this.inBlock.delete(id);
+    this.handedOut.delete(tx);
+    return true;
   }
 }

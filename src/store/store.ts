@@ -152,7 +152,7 @@ export class BlockStore {
    * `blockBytes`: the block's protobuf, when the caller has it already.
    * `after`: the commit of the block before, when it may be under way (a
    * pipelined chain): this batch is made ready meanwhile and written once that
-   * one is, never when it failed.
+   * one is, never when it failed. `txIds`: the block's txs' ids (txId), when the caller has them.
    */
   async commitBlock(
     block: Block,
@@ -161,9 +161,9 @@ export class BlockStore {
     extraOps: StoreOp[] = [],
     blockBytes: Uint8Array = encodeBlock(block),
     after?: Promise<void>,
+    ids: TxId[] = (block.data?.txs ?? []).map(txId),
   ): Promise<void> {
     const txs = block.data?.txs ?? [];
-    const ids = txs.map(txId);
     const ops = blockOps(block, hash, state, extraOps, blockBytes, ids);
     // Added before the write: a filter that says "may hold" of a block not written yet only costs an index read.
     for (const id of ids) this.txFilter.add(id);

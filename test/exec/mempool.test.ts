@@ -128,6 +128,19 @@ describe('Mempool admission', () => {
     await mempool.add(tx('b=1'));
     expect(index.calls).toBe(2); // a=1's lookup, then b=1's: one each
   });
+
+  it('knows a tx it handed out by its bytes in another object: a refused block decoded again (requeue), a block from a peer', async () => {
+    const index = new Index();
+    const mempool = new Mempool({ maxTxs: 10, maxTxBytes: 64, retryAfterSeconds: 1 }, index);
+    await Promise.all([mempool.add(tx('a=1')), mempool.add(tx('b=1'))]);
+    mempool.take(10, 1 << 20);
+    mempool.requeue([tx('a=1')]);
+    expect(mempool.take(10, 1 << 20)).toEqual([tx('a=1')]);
+    index.entries.set(digestHex(tx('b=1')), { height: 3n, index: 0 });
+    mempool.blockCommitted([tx('b=1')]);
+    // Released: the index answers for it now (held still, it would be refused as waiting in the mempool).
+    await expect(mempool.add(tx('b=1'))).rejects.toThrow('tx already committed in block 3 (index 0)');
+  });
 });
 
 const cleanups: Array<() => void | Promise<void>> = [];
