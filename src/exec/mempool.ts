@@ -1,5 +1,5 @@
 import type { TxLocation } from '../store/index.js';
-import { txId, txIdBytes, type TxId } from '../types/index.js';
+import { txId, type TxId } from '../types/index.js';
 import { TxBackpressureError, TxRejectedError } from './executor.js';
 
 export interface MempoolLimits {
@@ -15,7 +15,8 @@ export interface MempoolLimits {
  * txs, and the mempool bucket that keeps acknowledged txs through a crash.
  */
 export interface MempoolStore {
-  getTxLocations(txHashes: Uint8Array[]): Promise<Array<TxLocation | null>>;
+  /** Where each tx of these ids is committed, or null. */
+  getTxIdLocations(txIds: TxId[]): Promise<Array<TxLocation | null>>;
   keepMempoolTxs(txs: Uint8Array[]): Promise<void>;
   /** The kept txs no committed block holds, in the order they were kept. */
   restoreMempoolTxs(): Promise<Uint8Array[]>;
@@ -193,7 +194,7 @@ export class Mempool {
       // producer commits a block during most lookups; reading again each time doubled the index reads.
       for (let seen = -1; pending.length > 0 && seen !== this.foreignBlocks;) {
         seen = this.foreignBlocks;
-        const locations = await this.store.getTxLocations(pending.map((i) => txIdBytes(ids[i]!)));
+        const locations = await this.store.getTxIdLocations(pending.map((i) => ids[i]!));
         pending = pending.filter((i, at) => {
           const location = locations[at];
           if (!location) return true;
