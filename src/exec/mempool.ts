@@ -86,9 +86,15 @@ export class Mempool {
    * while the one before is written), by id: not in the store's index yet,
    * and not to be queued again.
    */
-  private readonly inBlock = new Map<TxId, Uint8Array>();
-  /** The same txs' ids, by tx: the chain reads a block's ids here (txIds) instead of hashing its txs again. */
-  private readonly handedOut = new Map<Uint8Array, TxId>();
+  private readonly inBlock = new Set<TxId>();
+  /**
+   * What the last take() returned, and the ids of those txs: the chain reads
+   * the ids of the block it builds of them here (txIds) instead of hashing
+   * its txs again. A map of every tx handed out to its id, in place of it,
+   * cost 2.9% more of the producer figure's CPU profile (getTxs,
+   * blockCommitted and txIds: 6.1% against 3.2%).
+   */
+  private lastTaken: { txs: Uint8Array[]; ids: TxId[] } = { txs: [], ids: [] };
   /** Txs whose lookup has not started yet: looked up together, in one LevelDB getMany. */
   private batch: AdmissionBatch | null = null;
   /** Ids of every tx being admitted (batched or under lookup), so a second copy is refused at once. */
@@ -272,16 +278,18 @@ export class Mempool {
   /** Removes and returns up to `maxCount` txs totalling at most `maxBytes`, oldest first, for the next block. */
   take(maxCount: number, maxBytes: number): Uint8Array[] {
     const out: Uint8Array[] = [];
+    const ids: TxId[] = [];
     let bytes = 0;
     for (const [id, tx] of this.txs) {
       if (out.length >= maxCount || bytes + tx.length > maxBytes) break;
       out.push(tx);
+      ids.push(id);
       bytes += tx.length;
       this.txs.delete(id);
-      this.inBlock.set(id, tx);
-      this.handedOut.set(tx, id);
+      this.inBlock.add(id);
     }
     this.totalBytes -= bytes;
+    this.lastTaken = { txs: out, ids };
     return out;
   }
 
@@ -293,7 +301,7 @@ export class Mempool {
   requeue(txs: Uint8Array[]): void {
     const back = this.txIds(txs)
       .map((id, i) => [id, txs[i]!] as const)
-      .filter(([id]) => this.release(id));
+      .filter(([id]) => this.inBlock.delete(id));
     for (const [, tx] of back) this.totalBytes += tx.length;
     const rest = [...this.txs];
     this.txs.clear();
@@ -301,11 +309,15 @@ export class Mempool {
   }
 
   /**
-   * Each tx's id: the one kept for a tx `take` handed out (the block being
-   * built holds the very objects), else its sha256.
+   * Each tx's id: for the txs the last take() returned, when `txs` ends with
+   * them (the block built of them, forced txs first), the ids kept with them;
+   * else its sha256.
    */
   txIds(txs: Uint8Array[]): TxId[] {
-    return txs.map((tx) => this.handedOut.get(tx) ?? txId(tx));
+    const taken = this.lastTaken;
+    const from = txs.length - taken.txs.length;
+    if (from < 0 || taken.txs.length === 0 || !taken.txs.every((tx, i) => txs[from + i] === tx)) return txs.map(txId);
+    return from === 0 ? taken.ids : [...txs.slice(0, from).map(txId), ...taken.ids];
   }
 
   /**
@@ -314,16 +326,7 @@ export class Mempool {
    */
   blockCommitted(txs: Uint8Array[], ids: TxId[] = this.txIds(txs)): void {
     let foreign = false;
-    for (const id of ids) if (!this.release(id)) foreign = true;
+    for (const id of ids) if (!this.inBlock.delete(id)) foreign = true;
     if (foreign) this.foreignBlocks++;
-  }
-
-  /** Forgets a tx handed out, by id; false when none was. */
-  private release(id: TxId): boolean {
-    const tx = this.inBlock.get(id);
-    if (tx === undefined) return false;
-    this.inBlock.delete(id);
-    this.handedOut.delete(tx);
-    return true;
   }
 }

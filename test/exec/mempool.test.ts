@@ -7,7 +7,7 @@ import { Mempool, type MempoolStore } from '../../src/exec/mempool.js';
 import { TxBackpressureError } from '../../src/exec/index.js';
 import { BlockStore, Bucket, bucketKey, type TxLocation } from '../../src/store/index.js';
 import { GroupCommit } from '../../src/store/group-commit.js';
-import { Ed25519Key, StateSchema, headerHash, type TxId } from '../../src/types/index.js';
+import { Ed25519Key, StateSchema, headerHash, txId, type TxId } from '../../src/types/index.js';
 import { sampleBlock } from '../helpers/blocks.js';
 import { tempHome } from '../helpers/daemon.js';
 
@@ -127,6 +127,16 @@ describe('Mempool admission', () => {
     };
     await mempool.add(tx('b=1'));
     expect(index.calls).toBe(2); // a=1's lookup, then b=1's: one each
+  });
+
+  it("gives a block's tx ids: of the last take's txs, forced txs before them, or txs it never handed out", async () => {
+    const mempool = new Mempool({ maxTxs: 10, maxTxBytes: 64, retryAfterSeconds: 1 }, new Index());
+    await Promise.all([mempool.add(tx('a=1')), mempool.add(tx('b=1'))]);
+    const taken = mempool.take(10, 1 << 20);
+    const forced = tx('forced=1');
+    expect(mempool.txIds(taken)).toEqual(taken.map(txId));
+    expect(mempool.txIds([forced, ...taken])).toEqual([forced, ...taken].map(txId));
+    expect(mempool.txIds([tx('b=1'), forced])).toEqual([tx('b=1'), forced].map(txId));
   });
 
   it('knows a tx it handed out by its bytes in another object: a refused block decoded again (requeue), a block from a peer', async () => {
