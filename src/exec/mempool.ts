@@ -1,5 +1,5 @@
 import type { TxLocation } from '../store/index.js';
-import { txId, txIdBytes } from '../types/index.js';
+import { txId, type TxId } from '../types/index.js';
 import { TxBackpressureError, TxRejectedError } from './executor.js';
 
 export interface MempoolLimits {
@@ -15,7 +15,8 @@ export interface MempoolLimits {
  * txs, and the mempool bucket that keeps acknowledged txs through a crash.
  */
 export interface MempoolStore {
-  getTxLocations(txHashes: Uint8Array[]): Promise<Array<TxLocation | null>>;
+  /** Where each tx of these ids is committed, or null. */
+  getTxIdLocations(txIds: TxId[]): Promise<Array<TxLocation | null>>;
   keepMempoolTxs(txs: Uint8Array[]): Promise<void>;
   /** The kept txs no committed block holds, in the order they were kept. */
   restoreMempoolTxs(): Promise<Uint8Array[]>;
@@ -81,11 +82,19 @@ export class Mempool {
   private readonly txs = new Map<string, Uint8Array>();
   private totalBytes = 0;
   /**
-   * Ids of txs taken for blocks not yet committed (a pipelined chain builds
-   * one while the one before is written): not in the store's index yet, and
-   * not to be queued again.
+   * Txs taken for blocks not yet committed (a pipelined chain builds one
+   * while the one before is written), by id: not in the store's index yet,
+   * and not to be queued again.
    */
-  private readonly inBlock = new Set<string>();
+  private readonly inBlock = new Set<TxId>();
+  /**
+   * What the last take() returned, and the ids of those txs: the chain reads
+   * the ids of the block it builds of them here (txIds) instead of hashing
+   * its txs again. A map of every tx handed out to its id, in place of it,
+   * cost 2.9% more of the producer figure's CPU profile (getTxs,
+   * blockCommitted and txIds: 6.1% against 3.2%).
+   */
+  private lastTaken: { txs: Uint8Array[]; ids: TxId[] } = { txs: [], ids: [] };
   /** Txs whose lookup has not started yet: looked up together, in one LevelDB getMany. */
   private batch: AdmissionBatch | null = null;
   /** Ids of every tx being admitted (batched or under lookup), so a second copy is refused at once. */
@@ -191,7 +200,7 @@ export class Mempool {
       // producer commits a block during most lookups; reading again each time doubled the index reads.
       for (let seen = -1; pending.length > 0 && seen !== this.foreignBlocks;) {
         seen = this.foreignBlocks;
-        const locations = await this.store.getTxLocations(pending.map((i) => txIdBytes(ids[i]!)));
+        const locations = await this.store.getTxIdLocations(pending.map((i) => ids[i]!));
         pending = pending.filter((i, at) => {
           const location = locations[at];
           if (!location) return true;
@@ -269,15 +278,18 @@ export class Mempool {
   /** Removes and returns up to `maxCount` txs totalling at most `maxBytes`, oldest first, for the next block. */
   take(maxCount: number, maxBytes: number): Uint8Array[] {
     const out: Uint8Array[] = [];
+    const ids: TxId[] = [];
     let bytes = 0;
     for (const [id, tx] of this.txs) {
       if (out.length >= maxCount || bytes + tx.length > maxBytes) break;
       out.push(tx);
+      ids.push(id);
       bytes += tx.length;
       this.txs.delete(id);
       this.inBlock.add(id);
     }
     this.totalBytes -= bytes;
+    this.lastTaken = { txs: out, ids };
     return out;
   }
 
@@ -287,17 +299,34 @@ export class Mempool {
    * their block). Txs `take` did not give out (forced txs) are left out.
    */
   requeue(txs: Uint8Array[]): void {
-    const back = txs.map((tx) => [txId(tx), tx] as const).filter(([id]) => this.inBlock.delete(id));
+    const back = this.txIds(txs)
+      .map((id, i) => [id, txs[i]!] as const)
+      .filter(([id]) => this.inBlock.delete(id));
     for (const [, tx] of back) this.totalBytes += tx.length;
     const rest = [...this.txs];
     this.txs.clear();
     for (const [id, tx] of [...back, ...rest]) this.txs.set(id, tx);
   }
 
-  /** A block holding `txs` is committed: the store's index now answers for them (txs taken for a later block stay held here). */
-  blockCommitted(txs: Uint8Array[]): void {
+  /**
+   * Each tx's id: for the txs the last take() returned, when `txs` ends with
+   * them (the block built of them, forced txs first), the ids kept with them;
+   * else its sha256.
+   */
+  txIds(txs: Uint8Array[]): TxId[] {
+    const taken = this.lastTaken;
+    const from = txs.length - taken.txs.length;
+    if (from < 0 || taken.txs.length === 0 || !taken.txs.every((tx, i) => txs[from + i] === tx)) return txs.map(txId);
+    return from === 0 ? taken.ids : [...txs.slice(0, from).map(txId), ...taken.ids];
+  }
+
+  /**
+   * A block holding `txs` is committed (`ids`: their ids, as txIds gives
+   * them): the store's index now answers for them (txs taken for a later block stay held here).
+   */
+  blockCommitted(txs: Uint8Array[], ids: TxId[] = this.txIds(txs)): void {
     let foreign = false;
-    for (const tx of txs) if (!this.inBlock.delete(txId(tx))) foreign = true;
+    for (const id of ids) if (!this.inBlock.delete(id)) foreign = true;
     if (foreign) this.foreignBlocks++;
   }
 }

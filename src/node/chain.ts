@@ -13,17 +13,23 @@ import {
   nanosOfTimestamp,
   splitEncodedBlock,
   timestampFromNanos,
+  txId,
   validateBlock,
   InvalidBlockError,
   type Block,
   type BlockSigner,
   type EncodedBlock,
   type State,
+  type TxId,
 } from '../types/index.js';
 import type { Genesis } from '../home/index.js';
 import type { Clock } from '../util/index.js';
 
-export type BlockListener = (block: Block, hash: Uint8Array) => void;
+/** Told of each committed block: its header hash and its txs' ids (TxId), in order. */
+export type BlockListener = (block: Block, hash: Uint8Array, txIds: TxId[]) => void;
+
+/** The ids of a block's txs, in order: the mempool's for the txs it handed out (Mempool.txIds), else their sha256. */
+export type TxIdSource = (txs: Uint8Array[]) => TxId[];
 
 /** A block this node produced, as the check before its commit sees it. */
 export interface ProducedBlock {
@@ -88,12 +94,20 @@ export class Chain {
     private readonly executor: Executor,
     private readonly genesis: Genesis,
     private readonly clock: Clock,
+    private readonly txIds: TxIdSource,
   ) {
     this.tip = { state, dataHash: lastBlockDataHash, committed: Promise.resolve(), parentCommitted: Promise.resolve() };
   }
 
   /** Loads the committed state, or runs the executor's genesis on an empty store. */
-  static async load(store: BlockStore, executor: Executor, genesis: Genesis, logger: Logger, clock: Clock): Promise<Chain> {
+  static async load(
+    store: BlockStore,
+    executor: Executor,
+    genesis: Genesis,
+    logger: Logger,
+    clock: Clock,
+    txIds: TxIdSource = (txs) => txs.map(txId),
+  ): Promise<Chain> {
     let state = await store.getState();
     if (!state) {
       const appHash = await executor.initChain(genesis.startTime, genesis.initialHeight, genesis.chainId);
@@ -113,7 +127,7 @@ export class Chain {
     }
     const last = state.lastBlockHeight > 0n ? await store.getBlock(state.lastBlockHeight) : null;
     const lastDataHash = last ? encodedDataHash(splitEncodedBlock(last.bytes).data) : new Uint8Array(0);
-    return new Chain(state, lastDataHash, store, executor, genesis, clock);
+    return new Chain(state, lastDataHash, store, executor, genesis, clock, txIds);
   }
 
   /** The last block's data hash: the next block's `last_data_hash` (empty before the first block). */
@@ -252,11 +266,12 @@ export class Chain {
     if (daHeights) ops.push(this.store.daHeightsOp(header.height, daHeights.header, daHeights.data));
     const dataHash = encodedDataHash(encoded.data);
     const below = this.tip.committed;
-    const committed = this.store.commitBlock(block, hash, next, ops, encoded.bytes, below).then(() => {
+    const ids = this.txIds(txs);
+    const committed = this.store.commitBlock(block, hash, next, ops, encoded.bytes, below, ids).then(() => {
       this.state = next;
       this.lastBlockDataHash = dataHash;
       this.lastCommitAt = this.clock.now();
-      for (const l of this.listeners) l(block, hash);
+      for (const l of this.listeners) l(block, hash, ids);
     });
     // Whoever built the block hears of a failure; the next block's build (which waits on this) too.
     committed.catch(() => undefined);

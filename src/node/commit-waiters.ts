@@ -1,5 +1,5 @@
 import type { TxLocation } from '../store/index.js';
-import { txHash, type Block } from '../types/index.js';
+import { txIdBytes, type Block, type TxId } from '../types/index.js';
 import type { Chain } from './chain.js';
 
 const key = (hash: Uint8Array) => Buffer.from(hash.buffer, hash.byteOffset, hash.byteLength).toString('hex');
@@ -30,7 +30,7 @@ export class CommitWaiters {
   private sweeper: NodeJS.Timeout | undefined;
 
   constructor(chain: Pick<Chain, 'onBlock'>) {
-    chain.onBlock((block) => this.committed(block));
+    chain.onBlock((block, _hash, txIds) => this.committed(block, txIds));
   }
 
   /**
@@ -53,11 +53,11 @@ export class CommitWaiters {
     return { landed, cancel: () => this.remove(k, waiter) };
   }
 
-  private committed(block: Block): void {
+  private committed(block: Block, txIds: TxId[]): void {
     if (this.waiting.size === 0) return;
     const height = block.header!.header!.height;
-    block.data!.txs.forEach((tx, index) => {
-      const k = key(txHash(tx));
+    txIds.forEach((id, index) => {
+      const k = key(txIdBytes(id));
       const waiters = this.waiting.get(k);
       if (!waiters) return;
       this.waiting.delete(k);

@@ -136,8 +136,8 @@ export interface CoreParts {
 
 /** The chain, telling the mempool and the execution layer of each block it commits. */
 export async function buildChain(p: Pick<CoreParts, 'store' | 'mempool' | 'executor' | 'execution' | 'genesis' | 'logger' | 'clock'>): Promise<Chain> {
-  const chain = await Chain.load(p.store, p.execution, p.genesis, p.logger.child({ module: 'chain' }), p.clock);
-  chain.onBlock((block) => p.mempool.blockCommitted(block.data?.txs ?? []));
+  const chain = await Chain.load(p.store, p.execution, p.genesis, p.logger.child({ module: 'chain' }), p.clock, (txs) => p.mempool.txIds(txs));
+  chain.onBlock((block, _hash, txIds) => p.mempool.blockCommitted(block.data?.txs ?? [], txIds));
   if (p.executor.blockCommitted) chain.onBlock((block) => p.executor.blockCommitted!(block.header!.header!.height));
   return chain;
 }

@@ -5,6 +5,7 @@ export {
   StoreLockedError,
   decodeStoredBlock,
   emptyState,
+  writeOps,
   type StoreOp,
   type StoredBlock,
   type TxLocation,

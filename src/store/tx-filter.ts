@@ -57,6 +57,11 @@ export class TxIndexFilter {
     return this.filter.mayHold(word(hash, 0), word(hash, 4));
   }
 
+  /** mayHold of the tx of this id. */
+  mayHoldId(id: TxId): boolean {
+    return this.filter.mayHold(idWord(id, 0), idWord(id, 4));
+  }
+
   /** Adds the tx of this id (its sha256, as the store's commit has it: no bytes made a tx). */
   add(id: TxId): void {
     this.filter.add(idWord(id, 0), idWord(id, 4));

@@ -7,7 +7,7 @@ import { Mempool, type MempoolStore } from '../../src/exec/mempool.js';
 import { TxBackpressureError } from '../../src/exec/index.js';
 import { BlockStore, Bucket, bucketKey, type TxLocation } from '../../src/store/index.js';
 import { GroupCommit } from '../../src/store/group-commit.js';
-import { Ed25519Key, StateSchema, headerHash } from '../../src/types/index.js';
+import { Ed25519Key, StateSchema, headerHash, txId, type TxId } from '../../src/types/index.js';
 import { sampleBlock } from '../helpers/blocks.js';
 import { tempHome } from '../helpers/daemon.js';
 
@@ -18,9 +18,9 @@ const digestHex = (t: Uint8Array) => createHash('sha256').update(t).digest('hex'
 class Index implements MempoolStore {
   calls = 0;
   readonly entries = new Map<string, TxLocation>();
-  async getTxLocations(hashes: Uint8Array[]): Promise<Array<TxLocation | null>> {
+  async getTxIdLocations(ids: TxId[]): Promise<Array<TxLocation | null>> {
     this.calls++;
-    return hashes.map((h) => this.entries.get(Buffer.from(h).toString('hex')) ?? null);
+    return ids.map((id) => this.entries.get(Buffer.from(id, 'latin1').toString('hex')) ?? null);
   }
   async keepMempoolTxs(): Promise<void> {}
   async restoreMempoolTxs(): Promise<Uint8Array[]> {
@@ -57,11 +57,11 @@ describe('Mempool admission', () => {
     const index = new Index();
     // The index answers only when told: the first lookup is still running while more txs arrive, one task at a time (as POST /tx bodies do).
     const answers: Array<() => void> = [];
-    const read = index.getTxLocations.bind(index);
+    const read = index.getTxIdLocations.bind(index);
     let asked = 0;
-    index.getTxLocations = (hashes) => {
+    index.getTxIdLocations = (ids) => {
       asked++;
-      return new Promise((resolve) => answers.push(() => resolve(read(hashes))));
+      return new Promise((resolve) => answers.push(() => resolve(read(ids))));
     };
     const mempool = new Mempool({ maxTxs: 100, maxTxBytes: 64, retryAfterSeconds: 1 }, index);
     const adds = [mempool.add(tx('first=1'))];
@@ -100,10 +100,10 @@ describe('Mempool admission', () => {
     const index = new Index();
     const mempool = new Mempool({ maxTxs: 10, maxTxBytes: 64, retryAfterSeconds: 1 }, index);
     const late = tx('late=1');
-    const lookups = index.getTxLocations.bind(index);
+    const lookups = index.getTxIdLocations.bind(index);
     // The first read misses the tx; a block holding it commits before the read returns.
-    index.getTxLocations = async (hashes) => {
-      const out = await lookups(hashes);
+    index.getTxIdLocations = async (ids) => {
+      const out = await lookups(ids);
       if (index.calls === 1) {
         index.entries.set(digestHex(late), { height: 2n, index: 0 });
         mempool.blockCommitted([late]);
@@ -119,14 +119,37 @@ describe('Mempool admission', () => {
     const mempool = new Mempool({ maxTxs: 10, maxTxBytes: 64, retryAfterSeconds: 1 }, index);
     await mempool.add(tx('a=1'));
     const block = mempool.take(10, 1 << 20);
-    const lookups = index.getTxLocations.bind(index);
-    index.getTxLocations = async (hashes) => {
-      const out = await lookups(hashes);
+    const lookups = index.getTxIdLocations.bind(index);
+    index.getTxIdLocations = async (ids) => {
+      const out = await lookups(ids);
       mempool.blockCommitted(block);
       return out;
     };
     await mempool.add(tx('b=1'));
     expect(index.calls).toBe(2); // a=1's lookup, then b=1's: one each
+  });
+
+  it("gives a block's tx ids: of the last take's txs, forced txs before them, or txs it never handed out", async () => {
+    const mempool = new Mempool({ maxTxs: 10, maxTxBytes: 64, retryAfterSeconds: 1 }, new Index());
+    await Promise.all([mempool.add(tx('a=1')), mempool.add(tx('b=1'))]);
+    const taken = mempool.take(10, 1 << 20);
+    const forced = tx('forced=1');
+    expect(mempool.txIds(taken)).toEqual(taken.map(txId));
+    expect(mempool.txIds([forced, ...taken])).toEqual([forced, ...taken].map(txId));
+    expect(mempool.txIds([tx('b=1'), forced])).toEqual([tx('b=1'), forced].map(txId));
+  });
+
+  it('knows a tx it handed out by its bytes in another object: a refused block decoded again (requeue), a block from a peer', async () => {
+    const index = new Index();
+    const mempool = new Mempool({ maxTxs: 10, maxTxBytes: 64, retryAfterSeconds: 1 }, index);
+    await Promise.all([mempool.add(tx('a=1')), mempool.add(tx('b=1'))]);
+    mempool.take(10, 1 << 20);
+    mempool.requeue([tx('a=1')]);
+    expect(mempool.take(10, 1 << 20)).toEqual([tx('a=1')]);
+    index.entries.set(digestHex(tx('b=1')), { height: 3n, index: 0 });
+    mempool.blockCommitted([tx('b=1')]);
+    // Released: the index answers for it now (held still, it would be refused as waiting in the mempool).
+    await expect(mempool.add(tx('b=1'))).rejects.toThrow('tx already committed in block 3 (index 0)');
   });
 });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CommitWaiters } from '../../src/node/commit-waiters.js';
 import type { BlockListener } from '../../src/node/chain.js';
-import { Ed25519Key, headerHash, txHash, type Block } from '../../src/types/index.js';
+import { Ed25519Key, headerHash, txHash, txId, type Block } from '../../src/types/index.js';
 import { sampleBlock } from '../helpers/blocks.js';
 
 const signer = Ed25519Key.generate();
@@ -16,7 +16,7 @@ function waiters(): { commits: CommitWaiters; commit: (block: Block) => void } {
       return () => {};
     },
   });
-  return { commits, commit: (block) => listeners.forEach((l) => l(block, headerHash(block.header!.header!))) };
+  return { commits, commit: (block) => listeners.forEach((l) => l(block, headerHash(block.header!.header!), block.data!.txs.map(txId))) };
 }
 
 describe('CommitWaiters', () => {

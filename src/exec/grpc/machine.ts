@@ -75,7 +75,7 @@ const MEMPOOL_LIMITS = { maxTxs: 100_000, maxTxBytes: 1024 * 1024, retryAfterSec
  */
 const newMempool = () =>
   new Mempool(MEMPOOL_LIMITS, {
-    getTxLocations: async (hashes) => hashes.map(() => null),
+    getTxIdLocations: async (ids) => ids.map(() => null),
     keepMempoolTxs: async () => {},
     restoreMempoolTxs: async () => [],
   });
