@@ -75,14 +75,36 @@ export interface UnsignedBlock {
   /** The Data's bytes, and the SignedData field 1 tag and length that precede them. */
   data: { field: Uint8Array; bytes: Uint8Array } | null;
   bytes: number;
+  /** Its blobs' signatures made when it was produced (blobSignatures), or null: they are made at submission. */
+  signatures: Uint8Array | null;
+}
+
+/**
+ * The proposer's signatures of a block's DA blobs, from the block's stored
+ * bytes: over the SignedHeader's bytes (the header envelope's), then over the
+ * Data's bytes when the block has txs: what signPacked writes at submission.
+ * An aggregator makes them with the block and keeps them beside it
+ * (Bucket.daSignatures), so a backlog is posted without signing: two ed25519
+ * signatures a block were most of the CPU of posting it (bench figure
+ * submitter), on the cores the DA node's handling of each submission needs.
+ * ed25519 signatures are deterministic: the blobs are the same bytes either way.
+ */
+export function blobSignatures(blockBytes: Uint8Array, key: Ed25519Key): Uint8Array {
+  const { header, data } = splitEncodedBlock(blockBytes);
+  const withData = hasTxs(data);
+  const signatures = new Uint8Array(withData ? 2 * SIGNATURE_BYTES : SIGNATURE_BYTES);
+  signatures.set(key.sign(header));
+  if (withData) signatures.set(key.sign(data), SIGNATURE_BYTES);
+  return signatures;
 }
 
 /**
  * A batch's blobs written one after another into one buffer, each signature
  * left zero, and per blob SPAN numbers: where the blob starts and ends, where
  * the message it signs starts and ends, where its signature goes, and its
- * namespace (0: header, 1: data). One buffer moves to the signing thread and
- * back without a copy.
+ * namespace (0: header, 1: data); where its signature goes is -1 when it is
+ * there already (UnsignedBlock.signatures). One buffer moves to the signing
+ * thread and back without a copy.
  */
 export interface PackedBlobs {
   buffer: ArrayBuffer;
@@ -106,7 +128,7 @@ export function signPacked(
 ): Uint8Array {
   const commitments = new Uint8Array((spans.length / 6) * 32);
   for (let i = 0; i < spans.length; i += 6) {
-    bytes.set(sign(bytes.subarray(spans[i + 2], spans[i + 3])), spans[i + 4]);
+    if (spans[i + 4]! >= 0) bytes.set(sign(bytes.subarray(spans[i + 2], spans[i + 3])), spans[i + 4]);
     commitments.set(commitment(namespaces[spans[i + 5]!]!, bytes.subarray(spans[i], spans[i + 1])), (i / 6) * 32);
   }
   return commitments;
@@ -131,18 +153,21 @@ export class BlobLayout {
    * ev-node's own marshalling of them, which is what this node's blocks are
    * stored as (toBinary), so they are posted without decoding.
    */
-  unsigned(height: bigint, header: Uint8Array, data: Uint8Array): UnsignedBlock {
+  unsigned(height: bigint, header: Uint8Array, data: Uint8Array, signatures: Uint8Array | null = null): UnsignedBlock {
     const headerBytes = header.length + ENVELOPE_SIGNATURE_PREFIX.length + SIGNATURE_BYTES;
-    if (!hasTxs(data)) return { height, header, data: null, bytes: headerBytes };
+    const withData = hasTxs(data);
+    // Signatures of another length are not this block's (blobSignatures makes one a blob): it is signed at submission.
+    const kept = signatures?.length === (withData ? 2 : 1) * SIGNATURE_BYTES ? signatures : null;
+    if (!withData) return { height, header, data: null, bytes: headerBytes, signatures: kept };
     const field = new BinaryWriter().tag(SignedDataSchema.field.data.number, WireType.LengthDelimited).uint32(data.length).finish();
     const dataBytes = field.length + data.length + DATA_SIGNATURE_PREFIX.length + SIGNATURE_BYTES + this.signerField.length;
-    return { height, header, data: { field, bytes: data }, bytes: headerBytes + dataBytes };
+    return { height, header, data: { field, bytes: data }, bytes: headerBytes + dataBytes, signatures: kept };
   }
 
-  /** A block about to be posted, from the store's bytes of it. */
-  stored(height: bigint, blockBytes: Uint8Array): UnsignedBlock {
+  /** A block about to be posted, from the store's bytes of it and the signatures kept beside them, if any. */
+  stored(height: bigint, blockBytes: Uint8Array, signatures: Uint8Array | null = null): UnsignedBlock {
     const { header, data } = splitEncodedBlock(blockBytes);
-    return this.unsigned(height, header, data);
+    return this.unsigned(height, header, data, signatures);
   }
 
   /** The blocks' blobs in one buffer, in order (each block's header, then its data), signatures zero. */
@@ -155,23 +180,30 @@ export class BlobLayout {
       bytes.set(part, at);
       at += part.length;
     };
+    /** Puts a signature made when the block was produced in place (its span says -1), else leaves room for it. */
+    const signature = (block: UnsignedBlock, i: number): number => {
+      const place = at;
+      at += SIGNATURE_BYTES;
+      if (!block.signatures) return place;
+      bytes.set(block.signatures.subarray(i * SIGNATURE_BYTES, (i + 1) * SIGNATURE_BYTES), place);
+      return -1;
+    };
     for (const block of blocks) {
       const start = at;
       put(block.header);
       put(ENVELOPE_SIGNATURE_PREFIX);
-      spans.set([start, at + SIGNATURE_BYTES, start, start + block.header.length, at, 0], span);
+      const headerSignature = signature(block, 0);
+      spans.set([start, at, start, start + block.header.length, headerSignature, 0], span);
       span += SPAN;
-      at += SIGNATURE_BYTES;
       if (!block.data) continue;
       const dataStart = at;
       put(block.data.field);
       const message = at;
       put(block.data.bytes);
       put(DATA_SIGNATURE_PREFIX);
-      const signature = at;
-      at += SIGNATURE_BYTES;
+      const dataSignature = signature(block, 1);
       put(this.signerField);
-      spans.set([dataStart, at, message, message + block.data.bytes.length, signature, 1], span);
+      spans.set([dataStart, at, message, message + block.data.bytes.length, dataSignature, 1], span);
       span += SPAN;
     }
     return { buffer: bytes.buffer, spans };

@@ -1,11 +1,11 @@
 import type { Logger } from '../log/index.js';
 import type { Executor } from '../exec/index.js';
 import type { NodeMetrics } from '../metrics/index.js';
-import { decodeStoredBlock, type BlockStore } from '../store/index.js';
+import { decodeStoredBlock, type BlockStore, type StoreOp } from '../store/index.js';
 import { headerHash, type Ed25519Key } from '../types/index.js';
 import { Backoff, type Clock, runLoop } from '../util/index.js';
 import { BlobSigner } from './blob-signer.js';
-import { BlobLayout, decodeHeaderBlob, type DaNamespaces, type UnsignedBlock } from './blobs.js';
+import { BlobLayout, blobSignatures, decodeHeaderBlob, type DaNamespaces, type UnsignedBlock } from './blobs.js';
 import type { DaCache, PendingSubmission } from './cache.js';
 import { submitOptions, type Blob, type BlobApi } from './client.js';
 import { CELESTIA_MIN_GAS_PRICE } from './types.js';
@@ -248,9 +248,20 @@ export class DaSubmitter {
     });
   }
 
+  /**
+   * The writes that keep a block this aggregator made with its DA blob
+   * signatures (blobSignatures), made now on the producer's thread: a backlog
+   * is then posted without signing. They are deleted once the block is on DA.
+   */
+  producedBlockOps(height: bigint, blockBytes: Uint8Array): StoreOp[] {
+    return [this.store.daSignaturesOp(height, blobSignatures(blockBytes, this.opts.signer))];
+  }
+
   private async run(signal: AbortSignal): Promise<void> {
     // Without a cache file nothing says what was in flight before: look on DA for every pending block.
     let searchAll = !this.cache.loaded;
+    // Kept for blocks that reached DA while their deletion did not (a stop between the two writes).
+    await this.store.clearDaSignatures(this.store.daIncludedHeight());
     try {
       while (!signal.aborted) {
         const from = this.recordedThrough() + 1n;
@@ -329,6 +340,7 @@ export class DaSubmitter {
       // Once the next submission is on its way: the store's batch for a full submission takes a while to build.
       await new Promise((resolve) => setImmediate(resolve));
       await this.store.markDaIncluded(from, to, daHeight, daHeight);
+      await this.store.clearDaSignatures(to);
       await this.executor.setFinal(to);
     })();
     // Awaited by settleRecording; until then a failure must not go unhandled.
@@ -464,9 +476,11 @@ export class DaSubmitter {
     if (rest >= 0) this.readAhead = ahead.slice(rest);
     else if (to < head) {
       read: for await (const stored of this.store.blocksInRange(to + 1n, head)) {
-        for (const [i, { height, bytes: blockBytes }] of stored.entries()) {
-          if (take(this.layout.stored(height, blockBytes))) continue;
-          this.readAhead = stored.slice(i).map((b) => this.layout.stored(b.height, b.bytes));
+        const signatures = await this.store.getDaSignatures(stored.map((b) => b.height));
+        const unsigned = stored.map((b, i) => this.layout.stored(b.height, b.bytes, signatures[i] ?? null));
+        for (const [i, block] of unsigned.entries()) {
+          if (take(block)) continue;
+          this.readAhead = unsigned.slice(i);
           break read;
         }
       }

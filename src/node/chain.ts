@@ -79,6 +79,8 @@ export class Chain {
    * dropped and the error goes to the producer. Blocks applied from peers or DA skip it.
    */
   beforeCommit: ((block: ProducedBlock) => Promise<void>) | null = null;
+  /** Writes a block this node builds also carries in its batch, from its height and bytes (the DA submitter's blob signatures). */
+  producedBlockOps: ((height: bigint, blockBytes: Uint8Array) => StoreOp[]) | null = null;
   private tip: Tip;
 
   private constructor(
@@ -195,7 +197,7 @@ export class Chain {
         appHash: prev.appHash,
         signer,
       });
-    return this.execute(txs, height, time, build, undefined, ops, this.beforeCommit);
+    return this.execute(txs, height, time, build, undefined, ops, this.beforeCommit, this.producedBlockOps);
   }
 
   /**
@@ -242,6 +244,7 @@ export class Chain {
     daHeights?: { header: bigint; data: bigint },
     extraOps: StoreOp[] = [],
     beforeCommit: Chain['beforeCommit'] = null,
+    producedBlockOps: Chain['producedBlockOps'] = null,
   ): Promise<BuiltBlock> {
     const prev = this.tip.state;
     const encoding = (async () => encode())();
@@ -264,6 +267,7 @@ export class Chain {
     });
     const ops = [...(result.storeOps ?? []), ...extraOps];
     if (daHeights) ops.push(this.store.daHeightsOp(header.height, daHeights.header, daHeights.data));
+    if (producedBlockOps) ops.push(...producedBlockOps(header.height, encoded.bytes));
     const dataHash = encodedDataHash(encoded.data);
     const below = this.tip.committed;
     const ids = this.txIds(txs);

@@ -168,6 +168,7 @@ export function buildSubmitter(p: Omit<CoreParts, 'mempool' | 'executor' | 'da'>
     p.clock,
   );
   chain.onBlock(() => submitter.notify());
+  chain.producedBlockOps = (height, blockBytes) => submitter.producedBlockOps(height, blockBytes);
   return submitter;
 }
 

@@ -30,6 +30,13 @@ export enum Bucket {
    * deletes or rewrites the entries of its txs in its own batch (MempoolJournal).
    */
   mempoolTx = 0x0b,
+  /**
+   * height (8 bytes BE) → the proposer's signatures of the block's DA blobs,
+   * made when the aggregator produced it: the header envelope's (64) ‖ the
+   * data's (64, when the block has txs). Deleted once the block is on DA; a
+   * block without them (synced, or made before) is signed at submission.
+   */
+  daSignatures = 0x0c,
 }
 
 /** Well-known keys of the metadata bucket. */

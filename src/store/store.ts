@@ -306,6 +306,21 @@ export class BlockStore {
     return { type: 'put', key: heightKey(Bucket.daHeights, height), value: daHeightsValue(headerDaHeight, dataDaHeight) };
   }
 
+  /** The write that keeps a produced block's DA blob signatures until it is on DA (Bucket.daSignatures). */
+  daSignaturesOp(height: bigint, signatures: Uint8Array): StoreOp {
+    return { type: 'put', key: heightKey(Bucket.daSignatures, height), value: signatures };
+  }
+
+  /** The DA blob signatures kept for each of `heights`, in order: undefined where none are. */
+  async getDaSignatures(heights: bigint[]): Promise<Array<Uint8Array | undefined>> {
+    return this.db.getMany(heights.map((height) => heightKey(Bucket.daSignatures, height)));
+  }
+
+  /** Deletes the DA blob signatures kept for heights up to `to`: those blocks are on DA. */
+  async clearDaSignatures(to: bigint): Promise<void> {
+    await this.db.clear({ gte: bucketKey(Bucket.daSignatures), lte: heightKey(Bucket.daSignatures, to) });
+  }
+
   async setDaHeights(height: bigint, headerDaHeight: bigint, dataDaHeight: bigint): Promise<void> {
     await this.writeBatch([this.daHeightsOp(height, headerDaHeight, dataDaHeight)]);
   }

@@ -112,6 +112,8 @@ describe('DaSubmitter (socket-free)', () => {
     const da = new MemoryDa();
     const a = await aggregator(da);
     await a.produce(SIGNING_THREAD_MIN_BLOCKS + 6);
+    // The first half without kept signatures: the thread signs those and leaves the others' in place.
+    await a.parts.store.clearDaSignatures(BigInt(SIGNING_THREAD_MIN_BLOCKS / 2));
     a.start();
     await a.included(BigInt(SIGNING_THREAD_MIN_BLOCKS + 6));
     expect(da.count(DaMethod.submit)).toBe(1);
@@ -197,10 +199,33 @@ describe('DaSubmitter (socket-free)', () => {
     expect(a.submitter.status()).toMatchObject({ attempt: 0, lastError: null, failingSince: 0 });
   });
 
+  it('a produced block is posted with the blob signatures made with it: nothing signed at submission, the same bytes, deleted once on DA', async () => {
+    const da = new MemoryDa();
+    const a = await aggregator(da);
+    await a.produce(3);
+    const heights = [1n, 2n, 3n];
+    expect((await a.parts.store.getDaSignatures(heights)).map((s) => s?.length)).toEqual([128, 128, 128]);
+    const sign = vi.spyOn(a.parts.signer, 'sign');
+    a.start();
+    await a.included(3n);
+    expect(sign).not.toHaveBeenCalled();
+    // Header and data blobs byte for byte as the block's blobs signed now (ed25519 is deterministic).
+    const expected: string[] = [];
+    for (const h of heights) {
+      for (const blob of blockBlobs(decodeStoredBlock((await a.parts.store.getBlock(h))!), a.parts.namespaces, a.parts.signer)) {
+        expected.push(Buffer.from(blob.data).toString('hex'));
+      }
+    }
+    expect(da.allBlobs().map((b) => Buffer.from(b.data).toString('hex'))).toEqual(expected);
+    await waitFor(async () => (await a.parts.store.getDaSignatures(heights)).every((s) => s === undefined), 'the signatures deleted');
+  });
+
   it('retries post the blobs signed for the first attempt: a DA outage costs no signing per attempt', async () => {
     const da = new MemoryDa();
     const a = await aggregator(da);
     await a.produce(3);
+    // Blocks without kept signatures (synced, or made by an older noded) are signed at submission.
+    await a.parts.store.clearDaSignatures(3n);
     const refused = { answer: DaErrorText.insufficientFunds };
     da.failSubmits(refused, refused, refused);
     const sign = vi.spyOn(a.parts.signer, 'sign');
