@@ -260,7 +260,7 @@ export class DaSubmitter {
   private async run(signal: AbortSignal): Promise<void> {
     // Without a cache file nothing says what was in flight before: look on DA for every pending block.
     let searchAll = !this.cache.loaded;
-    // Kept for blocks that reached DA while their deletion did not (a stop between the two writes).
+    // Kept for blocks that reached DA while another node led, or that an older noded left behind.
     await this.store.clearDaSignatures(this.store.daIncludedHeight());
     try {
       while (!signal.aborted) {
@@ -340,7 +340,6 @@ export class DaSubmitter {
       // Once the next submission is on its way: the store's batch for a full submission takes a while to build.
       await new Promise((resolve) => setImmediate(resolve));
       await this.store.markDaIncluded(from, to, daHeight, daHeight);
-      await this.store.clearDaSignatures(to);
       await this.executor.setFinal(to);
     })();
     // Awaited by settleRecording; until then a failure must not go unhandled.

@@ -88,6 +88,20 @@ describe('BlockStore', () => {
     expect(written).toEqual([1n, 2n, 3n]);
   });
 
+  it("an aggregator's DA blob signatures go in the DA heights' batch; a clear takes those another node's inclusions left", async () => {
+    const { store } = await openTemp();
+    const sig = (h: number) => new Uint8Array(128).fill(h);
+    await store.writeBatch([1, 2, 3, 4].map((h) => store.daSignaturesOp(BigInt(h), sig(h))));
+    const batches: number[] = [];
+    const writeBatch = store.writeBatch.bind(store);
+    store.writeBatch = (ops) => (batches.push(ops.length), writeBatch(ops));
+    await store.markDaIncluded(1n, 2n, 5n, 5n);
+    expect(batches).toEqual([4]);
+    expect((await store.getDaSignatures([1n, 2n, 3n, 4n])).map((s) => s?.[0])).toEqual([undefined, undefined, 3, 4]);
+    await store.clearDaSignatures(3n);
+    expect((await store.getDaSignatures([3n, 4n])).map((s) => s?.[0])).toEqual([undefined, 4]);
+  });
+
   it('resumes at the last committed height after reopening', async () => {
     const home = tempHome();
     cleanups.push(home.cleanup);
