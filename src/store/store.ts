@@ -176,6 +176,7 @@ export class BlockStore {
    * `after`: the commit of the block before, when it may be under way (a
    * pipelined chain): this batch is made ready meanwhile and written once that
    * one is, never when it failed. `txIds`: the block's txs' ids (txId), when the caller has them.
+   * `lateOps`: more writes for the batch, still being made (signatures computed off this thread).
    */
   async commitBlock(
     block: Block,
@@ -185,6 +186,7 @@ export class BlockStore {
     blockBytes: Uint8Array = encodeBlock(block),
     after?: Promise<void>,
     ids: TxId[] = (block.data?.txs ?? []).map(txId),
+    lateOps?: Promise<StoreOp[]>,
   ): Promise<void> {
     const txs = block.data?.txs ?? [];
     const ops = blockOps(block, hash, state, extraOps, blockBytes, ids);
@@ -198,6 +200,7 @@ export class BlockStore {
     const kept = this.mempool.written();
     await after;
     await kept;
+    if (lateOps) for (const op of await lateOps) ops.push(op);
     // Read once the block before is written: its txs have left their entries then.
     const mempool = this.mempool.commitOps(txs);
     for (const op of mempool.ops) ops.push(op);
