@@ -250,11 +250,13 @@ export class DaSubmitter {
 
   /**
    * The writes that keep a block this aggregator made with its DA blob
-   * signatures (blobSignatures), made now on the producer's thread: a backlog
-   * is then posted without signing. They are deleted once the block is on DA.
+   * signatures (blobSignatures), made now on libuv's thread pool while the
+   * block's batch waits for the one before (on the producer's thread they were
+   * ~0.5 ms of its ~6.5 a block of 1,000 txs): a backlog is then posted
+   * without signing. They are deleted once the block is on DA.
    */
-  producedBlockOps(height: bigint, blockBytes: Uint8Array): StoreOp[] {
-    return [this.store.daSignaturesOp(height, blobSignatures(blockBytes, this.opts.signer))];
+  async producedBlockOps(height: bigint, blockBytes: Uint8Array): Promise<StoreOp[]> {
+    return [this.store.daSignaturesOp(height, await blobSignatures(blockBytes, this.opts.signer))];
   }
 
   private async run(signal: AbortSignal): Promise<void> {

@@ -41,6 +41,10 @@ class AdmissionBatch {
     (this.failures ??= new Map()).set(index, err);
   }
 
+  failed(index: number): boolean {
+    return this.failures?.has(index) ?? false;
+  }
+
   /** Every tx is queued and kept, or failed: their add()s answer. */
   done(): void {
     this.settle();
@@ -192,61 +196,73 @@ export class Mempool {
 
   private async admit(batch: AdmissionBatch): Promise<void> {
     const { ids, txs } = batch;
-    /** Indexes in the batch of the txs not refused yet. */
-    let pending = txs.map((_, i) => i);
+    /** Indexes in the batch of the txs not refused yet; null while that is all of them (no array made a lookup then). */
+    let pending: number[] | null = null;
     try {
       // A block committed while the index was read may hold a tx being admitted only if the tx did not come from
       // here (a tx handed out was refused when it came again): after such a block, read again. A pipelined
       // producer commits a block during most lookups; reading again each time doubled the index reads.
-      for (let seen = -1; pending.length > 0 && seen !== this.foreignBlocks;) {
+      for (let seen = -1; (pending === null || pending.length > 0) && seen !== this.foreignBlocks;) {
         seen = this.foreignBlocks;
-        const locations = await this.store.getTxIdLocations(pending.map((i) => ids[i]!));
-        pending = pending.filter((i, at) => {
+        const asked: number[] | null = pending;
+        const locations = await this.store.getTxIdLocations(asked ? asked.map((i) => ids[i]!) : ids);
+        if (!locations.some((location) => location !== null)) continue;
+        pending = [];
+        for (let at = 0; at < locations.length; at++) {
+          const i = asked ? asked[at]! : at;
           const location = locations[at];
-          if (!location) return true;
+          if (!location) {
+            pending.push(i);
+            continue;
+          }
           this.admitting.delete(ids[i]!);
           batch.fail(i, new TxAlreadyKnownError(location));
-          return false;
-        });
+        }
       }
     } catch (err) {
-      for (const i of pending) {
+      for (let at = 0; at < (pending ?? ids).length; at++) {
+        const i = pending ? pending[at]! : at;
         this.admitting.delete(ids[i]!);
         batch.fail(i, err as Error);
       }
       batch.done();
       return;
     }
-    const accepted: number[] = [];
-    for (const i of pending) {
+    // Each tx here was refused by add() if the mempool held it, and none is queued or handed out while it is
+    // admitted (its id is in `admitting`, which add() refuses): only the room is checked again.
+    const accepted: Uint8Array[] = [];
+    for (let at = 0; at < (pending ?? ids).length; at++) {
+      const i = pending ? pending[at]! : at;
       const id = ids[i]!;
       const tx = txs[i]!;
       this.admitting.delete(id);
-      try {
-        this.refuseIfFullOrHeld(id, 0);
-      } catch (err) {
-        batch.fail(i, err as Error);
+      if (this.txs.size >= this.limits.maxTxs) {
+        batch.fail(i, this.fullError());
         continue;
       }
       this.txs.set(id, tx);
       this.totalBytes += tx.length;
-      accepted.push(i);
+      accepted.push(tx);
     }
-    if (accepted.length > 0) void this.keep(batch, accepted);
+    if (accepted.length > 0) void this.keep(batch, accepted, pending);
     else batch.done();
   }
 
   /**
-   * Acknowledges the `accepted` txs of a batch (their indexes) once the store
-   * keeps them. They are queued already, so the block being built takes them
-   * while they are written: the store commits that block only after these
-   * writes (BlockStore.commitBlock).
+   * Acknowledges the `accepted` txs of a batch once the store keeps them:
+   * those of `indexes` (every tx of the batch when null) not failed yet.
+   * They are queued already, so the block being built takes them while they
+   * are written: the store commits that block only after these writes
+   * (BlockStore.commitBlock).
    */
-  private async keep(batch: AdmissionBatch, accepted: number[]): Promise<void> {
+  private async keep(batch: AdmissionBatch, accepted: Uint8Array[], indexes: number[] | null): Promise<void> {
     try {
-      await this.store.keepMempoolTxs(accepted.map((i) => batch.txs[i]!));
+      await this.store.keepMempoolTxs(accepted);
     } catch (err) {
-      for (const i of accepted) {
+      for (let at = 0; at < (indexes ?? batch.ids).length; at++) {
+        const i = indexes ? indexes[at]! : at;
+        // A tx the room check refused was not queued: it has its answer.
+        if (batch.failed(i)) continue;
         if (this.txs.delete(batch.ids[i]!)) this.totalBytes -= batch.txs[i]!.length;
         batch.fail(i, err as Error);
       }
@@ -254,14 +270,16 @@ export class Mempool {
     batch.done();
   }
 
+  private fullError(): TxBackpressureError {
+    return new TxBackpressureError(
+      `mempool full (${this.limits.maxTxs} txs waiting); retry after the next block or raise --node.node.mempool_max_txs`,
+      this.limits.retryAfterSeconds,
+    );
+  }
+
   /** Refuses a tx the mempool has no room for (counting `incoming` txs still being admitted) or holds already. */
   private refuseIfFullOrHeld(id: string, incoming: number): void {
-    if (this.txs.size + incoming >= this.limits.maxTxs) {
-      throw new TxBackpressureError(
-        `mempool full (${this.limits.maxTxs} txs waiting); retry after the next block or raise --node.node.mempool_max_txs`,
-        this.limits.retryAfterSeconds,
-      );
-    }
+    if (this.txs.size + incoming >= this.limits.maxTxs) throw this.fullError();
     if (this.txs.has(id) || this.inBlock.has(id) || this.admitting.has(id)) throw new TxAlreadyKnownError(null);
   }
 

@@ -79,8 +79,12 @@ export class Chain {
    * dropped and the error goes to the producer. Blocks applied from peers or DA skip it.
    */
   beforeCommit: ((block: ProducedBlock) => Promise<void>) | null = null;
-  /** Writes a block this node builds also carries in its batch, from its height and bytes (the DA submitter's blob signatures). */
-  producedBlockOps: ((height: bigint, blockBytes: Uint8Array) => StoreOp[]) | null = null;
+  /**
+   * Writes a block this node builds also carries in its batch, from its height
+   * and bytes (the DA submitter's blob signatures, made on libuv's thread pool
+   * while the block's batch waits for the one before): the batch is written once they are ready.
+   */
+  producedBlockOps: ((height: bigint, blockBytes: Uint8Array) => Promise<StoreOp[]>) | null = null;
   private tip: Tip;
 
   private constructor(
@@ -267,11 +271,13 @@ export class Chain {
     });
     const ops = [...(result.storeOps ?? []), ...extraOps];
     if (daHeights) ops.push(this.store.daHeightsOp(header.height, daHeights.header, daHeights.data));
-    if (producedBlockOps) ops.push(...producedBlockOps(header.height, encoded.bytes));
+    const producedOps = producedBlockOps?.(header.height, encoded.bytes);
+    // The commit reads them once the block before is written; a commit that fails before then never does.
+    producedOps?.catch(() => undefined);
     const dataHash = encodedDataHash(encoded.data);
     const below = this.tip.committed;
     const ids = this.txIds(txs);
-    const committed = this.store.commitBlock(block, hash, next, ops, encoded.bytes, below, ids).then(() => {
+    const committed = this.store.commitBlock(block, hash, next, ops, encoded.bytes, below, ids, producedOps).then(() => {
       this.state = next;
       this.lastBlockDataHash = dataHash;
       this.lastCommitAt = this.clock.now();

@@ -176,6 +176,7 @@ export class BlockStore {
    * `after`: the commit of the block before, when it may be under way (a
    * pipelined chain): this batch is made ready meanwhile and written once that
    * one is, never when it failed. `txIds`: the block's txs' ids (txId), when the caller has them.
+   * `lateOps`: more writes for the batch, still being made (signatures computed off this thread).
    */
   async commitBlock(
     block: Block,
@@ -185,6 +186,7 @@ export class BlockStore {
     blockBytes: Uint8Array = encodeBlock(block),
     after?: Promise<void>,
     ids: TxId[] = (block.data?.txs ?? []).map(txId),
+    lateOps?: Promise<StoreOp[]>,
   ): Promise<void> {
     const txs = block.data?.txs ?? [];
     const ops = blockOps(block, hash, state, extraOps, blockBytes, ids);
@@ -198,6 +200,7 @@ export class BlockStore {
     const kept = this.mempool.written();
     await after;
     await kept;
+    if (lateOps) for (const op of await lateOps) ops.push(op);
     // Read once the block before is written: its txs have left their entries then.
     const mempool = this.mempool.commitOps(txs);
     for (const op of mempool.ops) ops.push(op);
@@ -452,13 +455,15 @@ export class BlockStore {
  */
 function blockOps(block: Block, hash: Uint8Array, state: State, extraOps: StoreOp[], blockBytes: Uint8Array, txIds: TxId[]): StoreOp[] {
   const height = block.header!.header!.height;
-  return [
+  const ops: StoreOp[] = [
     { type: 'put', key: heightKey(Bucket.block, height), value: blockBytes },
     { type: 'put', key: bucketKey(Bucket.heightByHash, hash), value: heightBytes(height) },
-    ...txIndexOps(txIds, height),
-    { type: 'put', key: bucketKey(Bucket.state), value: toBinary(StateSchema, state) },
-    ...extraOps,
   ];
+  // Pushed one by one, not spread: each spread of a block's thousands of ops made an array of them again.
+  pushTxIndexOps(ops, txIds, height);
+  ops.push({ type: 'put', key: bucketKey(Bucket.state), value: toBinary(StateSchema, state) });
+  for (const op of extraOps) ops.push(op);
+  return ops;
 }
 
 /** A tx-hash index key: the bucket byte and the tx's sha256. */
@@ -467,7 +472,7 @@ const TX_KEY_BYTES = 33;
 const TX_ENTRY_BYTES = TX_KEY_BYTES + 12;
 
 /**
- * The tx-hash index entries of a block's txs, given their ids (sha256 of the tx bytes, as
+ * Pushes onto `ops` the tx-hash index entries of a block's txs, given their ids (sha256 of the tx bytes, as
  * CometBFT's types.Tx.Hash). A tx a later block holds again points there:
  * CometBFT's kv tx indexer also keeps the latest (state/txindex/kv/kv.go).
  * Every key and value is a view of one buffer: three small buffers a tx (and
@@ -475,11 +480,10 @@ const TX_ENTRY_BYTES = TX_KEY_BYTES + 12;
  * The ids are written into it as they are (no 32-byte view a tx made first),
  * and the views are plain Uint8Arrays (a Buffer's subarray costs more to make).
  */
-function txIndexOps(txIds: TxId[], height: bigint): StoreOp[] {
+function pushTxIndexOps(ops: StoreOp[], txIds: TxId[], height: bigint): void {
   const entries = new Uint8Array(txIds.length * TX_ENTRY_BYTES);
   const text = Buffer.from(entries.buffer);
   const view = new DataView(entries.buffer);
-  const ops: StoreOp[] = [];
   for (let index = 0; index < txIds.length; index++) {
     const at = index * TX_ENTRY_BYTES;
     entries[at] = Bucket.txByHash;
@@ -488,7 +492,6 @@ function txIndexOps(txIds: TxId[], height: bigint): StoreOp[] {
     view.setUint32(at + TX_KEY_BYTES + 8, index);
     ops.push({ type: 'put', key: entries.subarray(at, at + TX_KEY_BYTES), value: entries.subarray(at + TX_KEY_BYTES, at + TX_ENTRY_BYTES) });
   }
-  return ops;
 }
 
 /**

@@ -88,6 +88,13 @@ export class Ed25519Key {
   sign(message: Uint8Array): Uint8Array {
     return new Uint8Array(sign(null, message, this.privateKeyObject));
   }
+
+  /** sign() on libuv's thread pool (node's crypto.sign with a callback): the calling thread goes on meanwhile. */
+  signAsync(message: Uint8Array): Promise<Uint8Array> {
+    return new Promise((resolve, reject) =>
+      sign(null, message, this.privateKeyObject, (err, signature) => (err ? reject(err) : resolve(new Uint8Array(signature)))),
+    );
+  }
 }
 
 /**

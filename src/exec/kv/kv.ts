@@ -73,6 +73,12 @@ class Sum256 {
 /** Entries up to this size are hashed from one reused buffer; bigger ones get their own. */
 const scratch = new Uint8Array(4096);
 const scratchView = new DataView(scratch.buffer);
+/**
+ * The first `size` bytes of `scratch`, by size, each made once: a view made
+ * for each digest was a tenth of the kv machine's allocations (a block's
+ * entries are mostly of a few sizes).
+ */
+const scratchHeads: Uint8Array[] = [];
 
 /**
  * sha256(len(key) ‖ key ‖ value) as a binary string: one entry's share of the
@@ -85,7 +91,7 @@ function entryDigest(bytes: Uint8Array, keyAt: number, keyLength: number, value:
   (buf === scratch ? scratchView : new DataView(buf.buffer)).setUint32(0, keyLength);
   for (let i = 0; i < keyLength; i++) buf[4 + i] = bytes[keyAt + i]!;
   buf.set(value, 4 + keyLength);
-  return hash('sha256', buf.subarray(0, size), 'binary');
+  return hash('sha256', buf === scratch ? (scratchHeads[size] ??= scratch.subarray(0, size)) : buf, 'binary');
 }
 
 /** The state root: sha256 of the sum's 32 bytes. */
