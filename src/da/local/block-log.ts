@@ -1,4 +1,4 @@
-import { closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, unlinkSync, writeFileSync, writeSync, writevSync } from 'node:fs';
 import { open as openFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../../log/index.js';
@@ -8,6 +8,40 @@ export interface StoredBlob {
   namespace: string;
   data: string;
   commitment: string;
+}
+
+/**
+ * The blobs of one accepted submission as they appear in a block's line: the
+ * JSON of each, comma-separated, made when the submission is accepted, so that
+ * sealing a block only writes bytes already made (a 2.7 MB submission's
+ * JSON.stringify at the seal delayed every answer of that block).
+ */
+export interface LoggedBlobs {
+  json: Buffer;
+  /** How many blobs. */
+  count: number;
+  /** The distinct namespaces of its blobs (base64). */
+  namespaces: string[];
+}
+
+/**
+ * `blobs` as they appear in a block's line: what JSON.stringify writes for each,
+ * written straight into one buffer (a third of the time of building the string
+ * first). Their strings must be strict base64, as the server's decoding leaves
+ * them: one byte per character, and none that JSON escapes.
+ */
+export function logBlobs(blobs: StoredBlob[]): LoggedBlobs {
+  let size = blobs.length - 1; // the commas
+  for (const b of blobs) size += BLOB_JSON_FRAME + b.namespace.length + b.data.length + b.commitment.length;
+  const json = Buffer.allocUnsafe(Math.max(size, 0));
+  let at = 0;
+  for (const b of blobs) {
+    if (at > 0) at += json.write(',', at, 'latin1');
+    at += json.write(`{"namespace":"${b.namespace}","data":"`, at, 'latin1');
+    at += json.write(b.data, at, 'latin1');
+    at += json.write(`","commitment":"${b.commitment}"}`, at, 'latin1');
+  }
+  return { json, count: blobs.length, namespaces: [...new Set(blobs.map((b) => b.namespace))] };
 }
 
 /** One sealed DA block: a line of `blocks.log`. */
@@ -52,6 +86,10 @@ export class LocalDaError extends Error {
 export const BLOCK_LOG_FILE = 'blocks.log';
 const LOCK_FILE = 'LOCK';
 const NEWLINE = 0x0a;
+const COMMA = Buffer.from(',');
+/** The bytes of a blob's JSON besides its three strings: `{"namespace":"","data":"","commitment":""}`. */
+const BLOB_JSON_FRAME = '{"namespace":"","data":"","commitment":""}'.length;
+const LINE_END = Buffer.from(']}\n');
 /** The log is replayed in reads of this many bytes: start-up holds one line at a time, never the whole file. */
 const REPLAY_CHUNK_BYTES = 1024 * 1024;
 /** Lock files this process holds: a lock naming our own pid but not listed here was left by an earlier process that had the same pid (a container restarted after a crash). */
@@ -120,24 +158,38 @@ export class BlockLog {
   }
 
   /**
-   * Appends a sealed block and says where its line lies. The write reaches the OS
-   * before this returns (it survives the process, not a power cut: no fsync). A
-   * write that fails is cut off again, so the next line starts where the index
-   * expects it.
+   * Appends the block of `height` sealed at `time` (RFC 3339) holding the
+   * submissions' blobs in order, and says where its line lies: the line is
+   * `JSON.stringify` of the SealedBlock, pieced together from their JSON. The
+   * write reaches the OS before this returns (it survives the process, not a
+   * power cut: no fsync). A write that fails is cut off again, so the next
+   * line starts where the index expects it.
    */
-  append(block: SealedBlock): BlockSummary {
+  append(height: number, time: string, submissions: LoggedBlobs[]): BlockSummary {
     if (this.fd === undefined) throw new Error('the local DA block log is closed');
-    const line = Buffer.from(JSON.stringify(block) + '\n');
+    const parts: Buffer[] = [Buffer.from(`{"height":${height},"time":${JSON.stringify(time)},"blobs":[`)];
+    for (const s of submissions) {
+      if (s.json.length === 0) continue;
+      if (parts.length > 1) parts.push(COMMA);
+      parts.push(s.json);
+    }
+    parts.push(LINE_END);
+    const length = parts.reduce((n, p) => n + p.length, 0);
     try {
-      const written = writeSync(this.fd, line);
-      if (written !== line.length) throw new Error(`wrote ${written} of ${line.length} bytes`);
+      const written = writevSync(this.fd, parts);
+      if (written !== length) throw new Error(`wrote ${written} of ${length} bytes`);
     } catch (err) {
       ftruncateSync(this.fd, this.size);
       throw err;
     }
-    const span = { start: this.size, length: line.length - 1 };
-    this.size += line.length;
-    return summarize(block, span);
+    const span = { start: this.size, length: length - 1 };
+    this.size += length;
+    return summarize(
+      height,
+      time,
+      submissions.flatMap((s) => s.namespaces),
+      span,
+    );
   }
 
   /** The sealed block whose line lies at `span`, read back from the file; `height` is what the index says it holds. */
@@ -235,8 +287,8 @@ function isIsoTime(time: string): boolean {
   return Number.isFinite(ms) && new Date(ms).toISOString() === time;
 }
 
-function summarize(block: SealedBlock, span: LogSpan): BlockSummary {
-  return { height: block.height, time: Date.parse(block.time), namespaces: [...new Set(block.blobs.map((b) => b.namespace))], span };
+function summarize(height: number, time: string, namespaces: string[], span: LogSpan): BlockSummary {
+  return { height, time: Date.parse(time), namespaces: [...new Set(namespaces)], span };
 }
 
 interface ReplayEnd {
@@ -277,7 +329,14 @@ function replay(fd: number, file: string, logger: Logger, onBlock: (block: Block
       );
     }
     expected = block.height + 1;
-    onBlock(summarize(block, { start: lineStart, length: line.length }));
+    onBlock(
+      summarize(
+        block.height,
+        block.time,
+        block.blobs.map((b) => b.namespace),
+        { start: lineStart, length: line.length },
+      ),
+    );
     return last ? { size: lineStart + line.length, appendNewline: true } : undefined;
   };
   let pos = 0;

@@ -1,11 +1,11 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { Logger } from '../../log/index.js';
 import { formatHostPort, hostPortFlagMove, parseHostPort, type ListenerMove } from '../../config/index.js';
 import { listen, type Listener } from '../../rpc/listen.js';
 import { BodyTooLargeError, readBody } from '../../rpc/http.js';
-import { strictBase64, sleep } from '../../util/index.js';
+import { strictBase64, strictBase64Into, sleep } from '../../util/index.js';
 import {
   CELESTIA_MIN_GAS_PRICE,
   DaErrorText,
@@ -17,7 +17,7 @@ import {
   type WireBlob,
   type WireExtendedHeader,
 } from '../types.js';
-import { BlockLog, LocalDaError, type BlockSummary, type SealedBlock, type StoredBlob } from './block-log.js';
+import { BlockLog, LocalDaError, logBlobs, type BlockSummary, type LoggedBlobs, type StoredBlob } from './block-log.js';
 import { applyFaultsPatch, NO_FAULTS, parseFaultsPatch, FaultsError, SUBMIT_FAULT_TEXT, type DaFaults } from './faults.js';
 import { goJsonKind, goUint64, paramError, requestId, rpcError, rpcResult, RpcCode, RpcFailure, type RpcAnswer } from './go-jsonrpc.js';
 import { decodeTxConfig, submissionGasPrice, type DecodedTxConfig } from './tx-config.js';
@@ -123,7 +123,12 @@ const ADMIN_BODY_LIMIT = 64 * 1024;
  * it only has to be deterministic and tie the blob to its namespace.
  */
 export function localCommitment(namespace: Uint8Array, data: Uint8Array): Buffer {
-  return createHash('sha256').update(namespace).update(data).digest();
+  return Buffer.from(joinedCommitment(Buffer.concat([namespace, data])), 'base64');
+}
+
+/** localCommitment (base64) of a blob whose namespace and data lie one after the other: one hash call, no hash object per blob. */
+function joinedCommitment(namespaceAndData: Uint8Array): string {
+  return hash('sha256', namespaceAndData, 'base64');
 }
 
 /** Loopback hosts: 127.0.0.0/8, ::1 and localhost. */
@@ -148,9 +153,11 @@ export function checkAdminListen(adminListen: string, authToken: string | undefi
 /** A param that does not decode: go-jsonrpc's framing around our own words for what is wrong. */
 type ParamError = (why: string) => RpcFailure;
 
+const notBase64 = (what: string) => `${what}: expected a base64 string`;
+
 function decodeBase64(text: unknown, what: string, invalid: ParamError): Buffer {
   const bytes = typeof text === 'string' ? strictBase64(text) : null;
-  if (!bytes) throw invalid(`${what}: expected a base64 string`);
+  if (!bytes) throw invalid(notBase64(what));
   return bytes;
 }
 
@@ -199,7 +206,7 @@ function hungUpSignal(res: Res): AbortSignal {
 }
 
 interface PendingSubmit {
-  blobs: StoredBlob[];
+  blobs: LoggedBlobs;
   record: DaSubmission;
   resolve: (height: number) => void;
   reject: (err: Error) => void;
@@ -369,20 +376,24 @@ export class LocalDa {
     if (this.closing) return;
     const batch = this.pending;
     this.pending = [];
-    const block: SealedBlock = { height: this.head + 1, time: new Date().toISOString(), blobs: batch.flatMap((p) => p.blobs) };
+    const height = this.head + 1;
     let summary: BlockSummary;
     try {
-      summary = this.log.append(block);
+      summary = this.log.append(
+        height,
+        new Date().toISOString(),
+        batch.map((p) => p.blobs),
+      );
     } catch (err) {
-      this.logger.error({ code: 'LOCAL_DA_WRITE_FAILED', err, height: block.height }, 'local DA: cannot write the block log; the block was not sealed');
+      this.logger.error({ code: 'LOCAL_DA_WRITE_FAILED', err, height }, 'local DA: cannot write the block log; the block was not sealed');
       for (const p of batch) failPending(p, `local DA cannot write its block log: ${(err as Error).message}`);
       return;
     }
     this.applyBlock(summary);
-    if (batch.length > 0) this.logger.debug({ height: block.height, blobs: block.blobs.length, submits: batch.length }, 'local DA block sealed');
+    if (batch.length > 0) this.logger.debug({ height, blobs: batch.reduce((n, p) => n + p.blobs.count, 0), submits: batch.length }, 'local DA block sealed');
     for (const p of batch) {
-      p.record.height = block.height;
-      p.resolve(block.height);
+      p.record.height = height;
+      p.resolve(height);
     }
   }
 
@@ -567,22 +578,46 @@ export class LocalDa {
     };
   }
 
+  /**
+   * The blobs of a blob.Submit, each checked as celestia-node checks it. A
+   * submission carries thousands of blobs, mostly in one namespace: each
+   * distinct namespace text is decoded once, and each blob's data is decoded
+   * behind its namespace into one buffer reused for all of them, where its
+   * commitment is hashed (nothing allocated per blob but its record).
+   */
   private decodeBlobs(raw: unknown): StoredBlob[] {
     const invalid: ParamError = (why) => paramError(DaMethod.submit, '[]*blob.Blob', why);
     if (!Array.isArray(raw) || raw.length === 0) throw invalid('blobs must be a non-empty array');
+    /** Namespace text → its bytes and canonical base64, for the texts already checked. */
+    const namespaces = new Map<string, { bytes: Buffer; base64: string }>();
+    let scratch = Buffer.allocUnsafe(0);
+    /** The namespace followed by the decoded data, in `scratch`; null when the data is not strict base64. */
+    const join = (ns: Buffer, data: string): Buffer | null => {
+      const room = NAMESPACE_BYTES + (data.length >>> 2) * 3;
+      if (scratch.length < room) scratch = Buffer.allocUnsafe(Math.max(room, scratch.length * 2));
+      ns.copy(scratch);
+      const length = strictBase64Into(data, scratch, NAMESPACE_BYTES);
+      return length === null ? null : scratch.subarray(0, NAMESPACE_BYTES + length);
+    };
     return raw.map((b: unknown, i) => {
       if (typeof b !== 'object' || b === null) throw invalid(`blob ${i}: expected an object {namespace, data, share_version}`);
       const wb = b as Partial<WireBlob>;
-      const ns = decodeNamespace(wb.namespace, `blob ${i}: namespace`, invalid);
-      // go-square share/namespace.go, ValidateForBlob (celestia-node blob/blob.go, NewBlob): the primary reserved namespaces (version 0, id up to 0x…FF) hold no blobs.
-      if (ns.subarray(1, NAMESPACE_BYTES - 1).every((b) => b === 0)) {
-        throw invalid(`blob ${i}: invalid user namespace: invalid data namespace(${ns.toString('hex')}): reserved data is forbidden`);
+      let ns = typeof wb.namespace === 'string' ? namespaces.get(wb.namespace) : undefined;
+      if (!ns) {
+        const bytes = decodeNamespace(wb.namespace, `blob ${i}: namespace`, invalid);
+        // go-square share/namespace.go, ValidateForBlob (celestia-node blob/blob.go, NewBlob): the primary reserved namespaces (version 0, id up to 0x…FF) hold no blobs.
+        if (bytes.subarray(1, NAMESPACE_BYTES - 1).every((b) => b === 0)) {
+          throw invalid(`blob ${i}: invalid user namespace: invalid data namespace(${bytes.toString('hex')}): reserved data is forbidden`);
+        }
+        ns = { bytes, base64: bytes.toString('base64') };
+        namespaces.set(wb.namespace as string, ns);
       }
-      const data = decodeBase64(wb.data, `blob ${i}: data`, invalid);
-      if (data.length === 0) throw invalid(`blob ${i}: data is empty`);
+      const joined = typeof wb.data === 'string' ? join(ns.bytes, wb.data) : null;
+      if (!joined) throw invalid(notBase64(`blob ${i}: data`));
+      if (joined.length === NAMESPACE_BYTES) throw invalid(`blob ${i}: data is empty`);
       if (wb.share_version !== undefined && wb.share_version !== 0)
         throw invalid(`blob ${i}: share_version ${JSON.stringify(wb.share_version)} is not supported, expected 0`);
-      return { namespace: ns.toString('base64'), data: wb.data as string, commitment: localCommitment(ns, data).toString('base64') };
+      return { namespace: ns.base64, data: wb.data as string, commitment: joinedCommitment(joined) };
     });
   }
 
@@ -614,7 +649,8 @@ export class LocalDa {
       throw fail((err as Error).message);
     }
     record.ok = true;
-    const included = new Promise<number>((resolve, reject) => this.pending.push({ blobs, record, resolve, reject }));
+    const logged = logBlobs(blobs);
+    const included = new Promise<number>((resolve, reject) => this.pending.push({ blobs: logged, record, resolve, reject }));
     if (this.state.dropSubmitAnswers > 0) {
       this.state.dropSubmitAnswers--;
       ctx.drop();
