@@ -11,26 +11,12 @@ export interface StoredBlob {
 }
 
 /**
- * The blobs of one accepted submission as they appear in a block's line: the
- * JSON of each, comma-separated, made when the submission is accepted, so that
- * sealing a block only writes bytes already made (a 2.7 MB submission's
- * JSON.stringify at the seal delayed every answer of that block).
- */
-export interface LoggedBlobs {
-  json: Buffer;
-  /** How many blobs. */
-  count: number;
-  /** The distinct namespaces of its blobs (base64). */
-  namespaces: string[];
-}
-
-/**
  * `blobs` as they appear in a block's line: what JSON.stringify writes for each,
- * written straight into one buffer (a third of the time of building the string
- * first). Their strings must be strict base64, as the server's decoding leaves
- * them: one byte per character, and none that JSON escapes.
+ * comma-separated, written straight into one buffer (a third of the time of
+ * building the string first). Their strings must be strict base64, as the
+ * server's decoding leaves them: one byte per character, none that JSON escapes.
  */
-export function logBlobs(blobs: StoredBlob[]): LoggedBlobs {
+function blobsJson(blobs: StoredBlob[]): Buffer {
   let size = blobs.length - 1; // the commas
   for (const b of blobs) size += BLOB_JSON_FRAME + b.namespace.length + b.data.length + b.commitment.length;
   const json = Buffer.allocUnsafe(Math.max(size, 0));
@@ -41,7 +27,7 @@ export function logBlobs(blobs: StoredBlob[]): LoggedBlobs {
     at += json.write(b.data, at, 'latin1');
     at += json.write(`","commitment":"${b.commitment}"}`, at, 'latin1');
   }
-  return { json, count: blobs.length, namespaces: [...new Set(blobs.map((b) => b.namespace))] };
+  return json;
 }
 
 /** One sealed DA block: a line of `blocks.log`. */
@@ -87,9 +73,9 @@ export const BLOCK_LOG_FILE = 'blocks.log';
 const LOCK_FILE = 'LOCK';
 const NEWLINE = 0x0a;
 const COMMA = Buffer.from(',');
+const LINE_START = Buffer.from('{"blobs":[');
 /** The bytes of a blob's JSON besides its three strings: `{"namespace":"","data":"","commitment":""}`. */
 const BLOB_JSON_FRAME = '{"namespace":"","data":"","commitment":""}'.length;
-const LINE_END = Buffer.from(']}\n');
 /** The log is replayed in reads of this many bytes: start-up holds one line at a time, never the whole file. */
 const REPLAY_CHUNK_BYTES = 1024 * 1024;
 /** Lock files this process holds: a lock naming our own pid but not listed here was left by an earlier process that had the same pid (a container restarted after a crash). */
@@ -106,12 +92,24 @@ function isAlive(pid: number): boolean {
 
 /**
  * The append-only file log of the built-in DA: one JSON line per sealed block
- * (`{"height","time","blobs":[{namespace,data,commitment}]}`), empty blocks
- * included so heights survive restarts. A `LOCK` file holding the pid keeps a
- * second server off the same directory; a lock left by a dead process is taken over.
+ * (`{"blobs":[{namespace,data,commitment}],"height","time"}`; servers before
+ * 2026-11-26 wrote `height` and `time` first, which reads the same), empty
+ * blocks included so heights survive restarts. A `LOCK` file holding the pid
+ * keeps a second server off the same directory; a lock left by a dead process
+ * is taken over.
+ *
+ * A block's line is written as it fills: each accepted submission's blobs when
+ * it is accepted (`add`), its height and time when it is sealed (`seal`), so
+ * that sealing writes a few bytes however much the block holds and its
+ * submitters are answered at once. Until then the line is unfinished, which is
+ * what a crash leaves: replay cuts it off, and none of its blobs was confirmed.
  */
 export class BlockLog {
   private fd: number | undefined;
+  /** Bytes in the file: past `sealedSize`, the part of the next block's line written so far. */
+  private size: number;
+  /** The distinct namespaces of the blobs added to the next block. */
+  private readonly namespaces = new Set<string>();
 
   private constructor(
     readonly file: string,
@@ -119,10 +117,11 @@ export class BlockLog {
     fd: number,
     /** Reads blobs back for GetAll; closing it waits for reads under way. */
     private readonly reader: FileHandle,
-    /** Bytes in the file: where the next line starts. */
-    private size: number,
+    /** Bytes in the file up to the end of the last sealed block: where the next line starts. */
+    private sealedSize: number,
   ) {
     this.fd = fd;
+    this.size = sealedSize;
   }
 
   /**
@@ -158,38 +157,47 @@ export class BlockLog {
   }
 
   /**
-   * Appends the block of `height` sealed at `time` (RFC 3339) holding the
-   * submissions' blobs in order, and says where its line lies: the line is
-   * `JSON.stringify` of the SealedBlock, pieced together from their JSON. The
-   * write reaches the OS before this returns (it survives the process, not a
-   * power cut: no fsync). A write that fails is cut off again, so the next
-   * line starts where the index expects it.
+   * Writes `blobs` (of one accepted submission; strict base64, as the server
+   * decodes them) into the line of the block being filled. The write reaches
+   * the OS before this returns; one that fails is cut off again, and the
+   * submission must be refused.
    */
-  append(height: number, time: string, submissions: LoggedBlobs[]): BlockSummary {
+  add(blobs: StoredBlob[]): void {
+    this.write([this.size === this.sealedSize ? LINE_START : COMMA, blobsJson(blobs)], this.size);
+    for (const b of blobs) this.namespaces.add(b.namespace);
+  }
+
+  /**
+   * Finishes the line of the block being filled with its `height` and `time`
+   * (RFC 3339) and says where it lies. The write reaches the OS before this
+   * returns (it survives the process, not a power cut: no fsync). When it fails
+   * the whole line is cut off: the block was not sealed and none of the
+   * submissions added to it may be confirmed.
+   */
+  seal(height: number, time: string): BlockSummary {
+    const end = Buffer.from(`],"height":${height},"time":${JSON.stringify(time)}}\n`);
+    this.write(this.size === this.sealedSize ? [LINE_START, end] : [end], this.sealedSize);
+    const span = { start: this.sealedSize, length: this.size - this.sealedSize - 1 };
+    this.sealedSize = this.size;
+    const summary = summarize(height, time, [...this.namespaces], span);
+    this.namespaces.clear();
+    return summary;
+  }
+
+  /** Appends `parts`; when that fails, cuts the file back to `cutTo` (forgetting the blobs added since, when that is the sealed end) and throws. */
+  private write(parts: Buffer[], cutTo: number): void {
     if (this.fd === undefined) throw new Error('the local DA block log is closed');
-    const parts: Buffer[] = [Buffer.from(`{"height":${height},"time":${JSON.stringify(time)},"blobs":[`)];
-    for (const s of submissions) {
-      if (s.json.length === 0) continue;
-      if (parts.length > 1) parts.push(COMMA);
-      parts.push(s.json);
-    }
-    parts.push(LINE_END);
     const length = parts.reduce((n, p) => n + p.length, 0);
     try {
       const written = writevSync(this.fd, parts);
       if (written !== length) throw new Error(`wrote ${written} of ${length} bytes`);
     } catch (err) {
-      ftruncateSync(this.fd, this.size);
+      ftruncateSync(this.fd, cutTo);
+      this.size = cutTo;
+      if (cutTo === this.sealedSize) this.namespaces.clear();
       throw err;
     }
-    const span = { start: this.size, length: length - 1 };
     this.size += length;
-    return summarize(
-      height,
-      time,
-      submissions.flatMap((s) => s.namespaces),
-      span,
-    );
   }
 
   /** The sealed block whose line lies at `span`, read back from the file; `height` is what the index says it holds. */
@@ -206,8 +214,10 @@ export class BlockLog {
     return block;
   }
 
+  /** Closes the log, cutting off the line of a block that was never sealed (its submitters were refused). */
   async close(): Promise<void> {
     if (this.fd === undefined) return;
+    if (this.size > this.sealedSize) ftruncateSync(this.fd, this.sealedSize);
     closeSync(this.fd);
     this.fd = undefined;
     await this.reader.close();

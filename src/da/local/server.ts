@@ -17,7 +17,7 @@ import {
   type WireBlob,
   type WireExtendedHeader,
 } from '../types.js';
-import { BlockLog, LocalDaError, logBlobs, type BlockSummary, type LoggedBlobs, type StoredBlob } from './block-log.js';
+import { BlockLog, LocalDaError, type BlockSummary, type StoredBlob } from './block-log.js';
 import { applyFaultsPatch, NO_FAULTS, parseFaultsPatch, FaultsError, SUBMIT_FAULT_TEXT, type DaFaults } from './faults.js';
 import { goJsonKind, goUint64, paramError, requestId, rpcError, rpcResult, RpcCode, RpcFailure, type RpcAnswer } from './go-jsonrpc.js';
 import { decodeTxConfig, submissionGasPrice, type DecodedTxConfig } from './tx-config.js';
@@ -206,7 +206,8 @@ function hungUpSignal(res: Res): AbortSignal {
 }
 
 interface PendingSubmit {
-  blobs: LoggedBlobs;
+  /** How many blobs it added to the block being filled. */
+  blobs: number;
   record: DaSubmission;
   resolve: (height: number) => void;
   reject: (err: Error) => void;
@@ -379,18 +380,14 @@ export class LocalDa {
     const height = this.head + 1;
     let summary: BlockSummary;
     try {
-      summary = this.log.append(
-        height,
-        new Date().toISOString(),
-        batch.map((p) => p.blobs),
-      );
+      summary = this.log.seal(height, new Date().toISOString());
     } catch (err) {
       this.logger.error({ code: 'LOCAL_DA_WRITE_FAILED', err, height }, 'local DA: cannot write the block log; the block was not sealed');
       for (const p of batch) failPending(p, `local DA cannot write its block log: ${(err as Error).message}`);
       return;
     }
     this.applyBlock(summary);
-    if (batch.length > 0) this.logger.debug({ height, blobs: batch.reduce((n, p) => n + p.blobs.count, 0), submits: batch.length }, 'local DA block sealed');
+    if (batch.length > 0) this.logger.debug({ height, blobs: batch.reduce((n, p) => n + p.blobs, 0), submits: batch.length }, 'local DA block sealed');
     for (const p of batch) {
       p.record.height = height;
       p.resolve(height);
@@ -648,9 +645,14 @@ export class LocalDa {
     } catch (err) {
       throw fail((err as Error).message);
     }
+    try {
+      this.log.add(blobs);
+    } catch (err) {
+      this.logger.error({ code: 'LOCAL_DA_WRITE_FAILED', err }, 'local DA: cannot write the block log; the submission was refused');
+      throw fail(`local DA cannot write its block log: ${(err as Error).message}`);
+    }
     record.ok = true;
-    const logged = logBlobs(blobs);
-    const included = new Promise<number>((resolve, reject) => this.pending.push({ blobs: logged, record, resolve, reject }));
+    const included = new Promise<number>((resolve, reject) => this.pending.push({ blobs: blobs.length, record, resolve, reject }));
     if (this.state.dropSubmitAnswers > 0) {
       this.state.dropSubmitAnswers--;
       ctx.drop();
