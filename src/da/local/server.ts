@@ -205,6 +205,27 @@ function hungUpSignal(res: Res): AbortSignal {
   return hungUp.signal;
 }
 
+/**
+ * The blobs of a blob.Submit, checked: each one's namespace (canonical base64),
+ * data (as sent), its decoded size, and where its namespace ‖ data ends in
+ * `joined` (it starts where the one before ends). The commitments are hashed
+ * only when the call runs (withCommitments): after the fault switch's delay,
+ * not on the way to it, and not for a submission that is refused.
+ */
+interface DecodedBlobs {
+  blobs: Array<{ namespace: string; data: string; bytes: number; end: number }>;
+  joined: Buffer;
+}
+
+function withCommitments({ blobs, joined }: DecodedBlobs): StoredBlob[] {
+  let start = 0;
+  return blobs.map(({ namespace, data, end }) => {
+    const commitment = joinedCommitment(joined.subarray(start, end));
+    start = end;
+    return { namespace, data, commitment };
+  });
+}
+
 interface PendingSubmit {
   /** How many blobs it added to the block being filled. */
   blobs: number;
@@ -578,25 +599,22 @@ export class LocalDa {
   /**
    * The blobs of a blob.Submit, each checked as celestia-node checks it. A
    * submission carries thousands of blobs, mostly in one namespace: each
-   * distinct namespace text is decoded once, and each blob's data is decoded
-   * behind its namespace into one buffer reused for all of them, where its
-   * commitment is hashed (nothing allocated per blob but its record).
+   * distinct namespace text is decoded once, and the blobs' data is decoded
+   * into one buffer, each behind its namespace, for the commitments.
    */
-  private decodeBlobs(raw: unknown): StoredBlob[] {
+  private decodeBlobs(raw: unknown): DecodedBlobs {
     const invalid: ParamError = (why) => paramError(DaMethod.submit, '[]*blob.Blob', why);
     if (!Array.isArray(raw) || raw.length === 0) throw invalid('blobs must be a non-empty array');
     /** Namespace text → its bytes and canonical base64, for the texts already checked. */
     const namespaces = new Map<string, { bytes: Buffer; base64: string }>();
-    let scratch = Buffer.allocUnsafe(0);
-    /** The namespace followed by the decoded data, in `scratch`; null when the data is not strict base64. */
-    const join = (ns: Buffer, data: string): Buffer | null => {
-      const room = NAMESPACE_BYTES + (data.length >>> 2) * 3;
-      if (scratch.length < room) scratch = Buffer.allocUnsafe(Math.max(room, scratch.length * 2));
-      ns.copy(scratch);
-      const length = strictBase64Into(data, scratch, NAMESPACE_BYTES);
-      return length === null ? null : scratch.subarray(0, NAMESPACE_BYTES + length);
-    };
-    return raw.map((b: unknown, i) => {
+    // Room for every blob's namespace and the most its data text can decode to.
+    const room = raw.reduce((n: number, b: unknown) => {
+      const data = (b as Partial<WireBlob> | null)?.data;
+      return n + NAMESPACE_BYTES + (typeof data === 'string' ? (data.length >>> 2) * 3 : 0);
+    }, 0);
+    const joined = Buffer.allocUnsafe(room);
+    let end = 0;
+    const blobs = raw.map((b: unknown, i) => {
       if (typeof b !== 'object' || b === null) throw invalid(`blob ${i}: expected an object {namespace, data, share_version}`);
       const wb = b as Partial<WireBlob>;
       let ns = typeof wb.namespace === 'string' ? namespaces.get(wb.namespace) : undefined;
@@ -609,22 +627,25 @@ export class LocalDa {
         ns = { bytes, base64: bytes.toString('base64') };
         namespaces.set(wb.namespace as string, ns);
       }
-      const joined = typeof wb.data === 'string' ? join(ns.bytes, wb.data) : null;
-      if (!joined) throw invalid(notBase64(`blob ${i}: data`));
-      if (joined.length === NAMESPACE_BYTES) throw invalid(`blob ${i}: data is empty`);
+      const start = end + ns.bytes.copy(joined, end);
+      const length = typeof wb.data === 'string' ? strictBase64Into(wb.data, joined, start) : null;
+      if (length === null) throw invalid(notBase64(`blob ${i}: data`));
+      if (length === 0) throw invalid(`blob ${i}: data is empty`);
       if (wb.share_version !== undefined && wb.share_version !== 0)
         throw invalid(`blob ${i}: share_version ${JSON.stringify(wb.share_version)} is not supported, expected 0`);
-      return { namespace: ns.base64, data: wb.data as string, commitment: joinedCommitment(joined) };
+      end = start + length;
+      return { namespace: ns.base64, data: wb.data as string, bytes: length, end };
     });
+    return { blobs, joined };
   }
 
   /** blob.Submit after decoding: size, fault switches, then the gas price as celestia-node prices it. */
-  private async submit(blobs: StoredBlob[], txConfig: TxConfig, config: DecodedTxConfig, ctx: CallContext): Promise<number> {
+  private async submit(decoded: DecodedBlobs, txConfig: TxConfig, config: DecodedTxConfig, ctx: CallContext): Promise<number> {
     const perNamespace: Record<string, number> = {};
     let bytes = 0;
-    for (const b of blobs) {
+    for (const b of decoded.blobs) {
       perNamespace[b.namespace] = (perNamespace[b.namespace] ?? 0) + 1;
-      bytes += Buffer.byteLength(b.data, 'base64');
+      bytes += b.bytes;
     }
     const record: DaSubmission = { at: new Date().toISOString(), ok: false, height: null, error: null, blobs: perNamespace, bytes, txConfig, gasPrice: null };
     this.records.push(record);
@@ -645,6 +666,7 @@ export class LocalDa {
     } catch (err) {
       throw fail((err as Error).message);
     }
+    const blobs = withCommitments(decoded);
     try {
       this.log.add(blobs);
     } catch (err) {
