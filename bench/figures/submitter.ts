@@ -68,10 +68,12 @@ interface Posting {
   blocksPerSecond: number;
   /** CPU ms per 1,000 blocks. */
   cpuMs: number;
+  /** The DA heights of the answers, in the order they came. */
+  heights: bigint[];
 }
 
 /** Measures from `start()` (the clock and this process's CPU) to `end(blocks)`. */
-function timing(): { start: () => void; end: (blocks: number) => Posting } {
+function timing(): { start: () => void; end: (blocks: number, heights: bigint[]) => Posting } {
   let at = 0;
   let cpu = process.cpuUsage();
   return {
@@ -79,23 +81,38 @@ function timing(): { start: () => void; end: (blocks: number) => Posting } {
       at = performance.now();
       cpu = process.cpuUsage();
     },
-    end: (blocks) => {
+    end: (blocks, heights) => {
       const used = process.cpuUsage(cpu);
-      return { blocksPerSecond: blocks / ((performance.now() - at) / 1000), cpuMs: (used.user + used.system) / 1000 / (blocks / 1000) };
+      return { blocksPerSecond: blocks / ((performance.now() - at) / 1000), cpuMs: (used.user + used.system) / 1000 / (blocks / 1000), heights };
     },
   };
 }
 
-/** Every batch of blobs the node's DA client submits; `onFirst` is called as it sends the first. */
-function captureSubmissions(node: Node, onFirst: () => void): Blob[][] {
+/** Every batch of blobs the node's DA client submits and the DA heights of the answers; `onFirst` is called as it sends the first. */
+function captureSubmissions(node: Node, onFirst: () => void): { batches: Blob[][]; heights: bigint[] } {
   const batches: Blob[][] = [];
+  const heights: bigint[] = [];
   const client = node.c.da;
   const submit = client.submit.bind(client);
-  client.submit = (blobs, config, signal) => {
+  client.submit = async (blobs, config, signal) => {
     if (batches.push(blobs) === 1) onFirst();
-    return submit(blobs, config, signal);
+    const height = await submit(blobs, config, signal);
+    heights.push(height);
+    return height;
   };
-  return batches;
+  return { batches, heights };
+}
+
+/** How many answers came how many DA blocks after the one before (for successive batches: the DA blocks each took), e.g. "1×40 2×9". */
+function daBlockSteps(heights: bigint[][]): string {
+  const steps = new Map<bigint, number>();
+  for (const h of heights) for (let i = 1; i < h.length; i++) steps.set(h[i]! - h[i - 1]!, (steps.get(h[i]! - h[i - 1]!) ?? 0) + 1);
+  return (
+    [...steps]
+      .sort((a, b) => Number(a[0] - b[0]))
+      .map(([step, n]) => `${step}×${n}`)
+      .join(' ') || '–'
+  );
 }
 
 /**
@@ -116,8 +133,8 @@ async function postBacklog(scope: Scope, backlog: string, delayMs: number, warmU
     const blocks = node.store.height();
     const posted = until(() => node.store.daIncludedHeight() >= blocks, 120_000, `${blocks} blocks on DA`);
     await Promise.race([posted, startProducing(node)]);
-    const posting = time.end(Number(blocks));
-    capture?.(submissions);
+    const posting = time.end(Number(blocks), submissions.heights);
+    capture?.(submissions.batches);
     return posting;
   } finally {
     await node.close();
@@ -133,8 +150,9 @@ async function postRaw(scope: Scope, batches: Blob[][], delayMs: number): Promis
     const blocks = batches.reduce((n, blobs) => n + blobs.length / 2, 0);
     const time = timing();
     time.start();
-    for (const blobs of batches) await client.submit(blobs, TX_CONFIG);
-    return time.end(blocks);
+    const heights: bigint[] = [];
+    for (const blobs of batches) heights.push(await client.submit(blobs, TX_CONFIG));
+    return time.end(blocks, heights);
   } finally {
     await client.close();
     await da.close();
@@ -210,9 +228,11 @@ export const submitter: Bench = {
     const rows: Row[] = [];
     for (const delayMs of [0, DA_LATENCY_MS]) {
       const cpu = { noded: [] as number[], baseline: [] as number[] };
+      const heights = { noded: [] as bigint[][], baseline: [] as bigint[][] };
       const rate = (side: keyof typeof cpu, post: () => Promise<Posting>) => async () => {
         const posting = await post();
         cpu[side].push(posting.cpuMs);
+        heights[side].push(posting.heights);
         return posting.blocksPerSecond;
       };
       const loadBefore = loadavg()[0]!;
@@ -236,9 +256,11 @@ export const submitter: Bench = {
             `Baseline: a bare DA client submitting the same batches one after the other to a fresh DA with the same settings (no store reads, no cache, no DA head lookup, and no signing). ` +
             `Each block's two blobs carry the proposer's signatures (the header's DA envelope and the data, as ev-node signs them at submission, block/internal/submitting/da_submitter.go): ` +
             `the aggregator made them with the backlog's blocks and kept them beside them (Bucket.daSignatures), so none is signed here; blocks without them are signed on a signing thread, two batches ahead of the one in flight. ` +
-            `At DA +${DA_LATENCY_MS} ms a submission sent as the last one's answer comes back reaches the DA's pending list some 85-95 ms later (the delay, sending the request's 2.7 MB of JSON and the DA's decoding of it) and a DA block is ${DA_BLOCK_MS} ms: ` +
-            `a few ms decide whether a batch takes one DA block or two, for either side, and a side stays in one mode or the other for several batches, so rounds move between about 5,500 and 11,000 blocks/s. ` +
+            `At DA +${DA_LATENCY_MS} ms a DA block is ${DA_BLOCK_MS} ms, and a submission sent as the last one's answer comes back is queued for the next some 80-115 ms after that answer's seal (2026-11-26, load 2-4, medians of rounds): ` +
+            `the answer reaching the client and the next request reaching the DA 20-40 ms (the submitter's some 5 ms longer than the bare client's), the DA receiving its 2.7 MB of JSON 4-9 ms and checking it 4-8 ms, then the delay (the DA hashes and logs it after that, and its seal answers at once). ` +
+            `So a few ms decide whether a batch takes one DA block or two, and a side stays in one mode or the other for several batches: rounds move between about 5,500 and 11,000 blocks/s. ` +
             `CPU of the posting process (all threads: the node's signing thread too; the DA server's not) per 1,000 blocks, medians: noded ${fixed(median(cpu.noded), 0)} ms, baseline ${cpu.baseline.length ? fixed(median(cpu.baseline), 0) : '–'} ms. ` +
+            `DA blocks between successive answers (a batch's DA blocks when one is in flight at a time), step×count over all rounds: noded ${daBlockSteps(heights.noded)}, baseline ${daBlockSteps(heights.baseline)}. ` +
             `Ratio of each pair of rounds: ${ratios.map((r) => fixed(r, 2)).join(', ') || '–'}; load average (1 min) ${fixed(loadBefore, 1)} before the rounds, ${fixed(loadavg()[0]!, 1)} after.`,
         ),
       );

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { strictBase64 } from '../../src/util/index.js';
+import { strictBase64, strictBase64Into } from '../../src/util/index.js';
 
 /** Padded standard base64 spelled out group by group: the definition strictBase64 must match. */
 const GROUPED = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -11,7 +11,12 @@ describe('strictBase64', () => {
     let checked = 0;
     const all = (s: string): void => {
       checked++;
-      if ((strictBase64(s) !== null) !== GROUPED.test(s)) differ.push(s);
+      const bytes = strictBase64(s);
+      if ((bytes !== null) !== GROUPED.test(s)) differ.push(s);
+      // Decoding into a buffer accepts the same texts and writes the same bytes.
+      const target = Buffer.alloc(3 + Math.ceil(s.length / 4) * 3);
+      const written = strictBase64Into(s, target, 3);
+      if ((written === null) !== (bytes === null) || (bytes && !target.subarray(3, 3 + written!).equals(bytes))) differ.push(`into: ${s}`);
       if (s.length < 6) for (const c of alphabet) all(s + c);
     };
     all('');
@@ -24,5 +29,10 @@ describe('strictBase64', () => {
     expect(() => GROUPED.test(blob)).toThrow(/call stack/);
     expect(strictBase64(blob)?.equals(Buffer.alloc(30 * 1024 * 1024, 7))).toBe(true);
     expect(strictBase64(blob.slice(1))).toBeNull();
+  });
+
+  it('refuses to decode into a buffer without room for the bytes the text announces', () => {
+    expect(() => strictBase64Into('AAAA', Buffer.alloc(4), 2)).toThrow(/3 bytes do not fit at 2 of 4/);
+    expect(strictBase64Into('AAAA', Buffer.alloc(4), 1)).toBe(3);
   });
 });

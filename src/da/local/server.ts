@@ -1,11 +1,11 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, hash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { Logger } from '../../log/index.js';
 import { formatHostPort, hostPortFlagMove, parseHostPort, type ListenerMove } from '../../config/index.js';
 import { listen, type Listener } from '../../rpc/listen.js';
 import { BodyTooLargeError, readBody } from '../../rpc/http.js';
-import { strictBase64, sleep } from '../../util/index.js';
+import { strictBase64, strictBase64Into, sleep } from '../../util/index.js';
 import {
   CELESTIA_MIN_GAS_PRICE,
   DaErrorText,
@@ -17,7 +17,7 @@ import {
   type WireBlob,
   type WireExtendedHeader,
 } from '../types.js';
-import { BlockLog, LocalDaError, type BlockSummary, type SealedBlock, type StoredBlob } from './block-log.js';
+import { BlockLog, LocalDaError, type BlockSummary, type StoredBlob } from './block-log.js';
 import { applyFaultsPatch, NO_FAULTS, parseFaultsPatch, FaultsError, SUBMIT_FAULT_TEXT, type DaFaults } from './faults.js';
 import { goJsonKind, goUint64, paramError, requestId, rpcError, rpcResult, RpcCode, RpcFailure, type RpcAnswer } from './go-jsonrpc.js';
 import { decodeTxConfig, submissionGasPrice, type DecodedTxConfig } from './tx-config.js';
@@ -123,7 +123,12 @@ const ADMIN_BODY_LIMIT = 64 * 1024;
  * it only has to be deterministic and tie the blob to its namespace.
  */
 export function localCommitment(namespace: Uint8Array, data: Uint8Array): Buffer {
-  return createHash('sha256').update(namespace).update(data).digest();
+  return Buffer.from(joinedCommitment(Buffer.concat([namespace, data])), 'base64');
+}
+
+/** localCommitment (base64) of a blob whose namespace and data lie one after the other: one hash call, no hash object per blob. */
+function joinedCommitment(namespaceAndData: Uint8Array): string {
+  return hash('sha256', namespaceAndData, 'base64');
 }
 
 /** Loopback hosts: 127.0.0.0/8, ::1 and localhost. */
@@ -148,9 +153,11 @@ export function checkAdminListen(adminListen: string, authToken: string | undefi
 /** A param that does not decode: go-jsonrpc's framing around our own words for what is wrong. */
 type ParamError = (why: string) => RpcFailure;
 
+const notBase64 = (what: string) => `${what}: expected a base64 string`;
+
 function decodeBase64(text: unknown, what: string, invalid: ParamError): Buffer {
   const bytes = typeof text === 'string' ? strictBase64(text) : null;
-  if (!bytes) throw invalid(`${what}: expected a base64 string`);
+  if (!bytes) throw invalid(notBase64(what));
   return bytes;
 }
 
@@ -198,8 +205,30 @@ function hungUpSignal(res: Res): AbortSignal {
   return hungUp.signal;
 }
 
+/**
+ * The blobs of a blob.Submit, checked: each one's namespace (canonical base64),
+ * data (as sent), its decoded size, and where its namespace ‖ data ends in
+ * `joined` (it starts where the one before ends). The commitments are hashed
+ * only when the call runs (withCommitments): after the fault switch's delay,
+ * not on the way to it, and not for a submission that is refused.
+ */
+interface DecodedBlobs {
+  blobs: Array<{ namespace: string; data: string; bytes: number; end: number }>;
+  joined: Buffer;
+}
+
+function withCommitments({ blobs, joined }: DecodedBlobs): StoredBlob[] {
+  let start = 0;
+  return blobs.map(({ namespace, data, end }) => {
+    const commitment = joinedCommitment(joined.subarray(start, end));
+    start = end;
+    return { namespace, data, commitment };
+  });
+}
+
 interface PendingSubmit {
-  blobs: StoredBlob[];
+  /** How many blobs it added to the block being filled. */
+  blobs: number;
   record: DaSubmission;
   resolve: (height: number) => void;
   reject: (err: Error) => void;
@@ -369,20 +398,20 @@ export class LocalDa {
     if (this.closing) return;
     const batch = this.pending;
     this.pending = [];
-    const block: SealedBlock = { height: this.head + 1, time: new Date().toISOString(), blobs: batch.flatMap((p) => p.blobs) };
+    const height = this.head + 1;
     let summary: BlockSummary;
     try {
-      summary = this.log.append(block);
+      summary = this.log.seal(height, new Date().toISOString());
     } catch (err) {
-      this.logger.error({ code: 'LOCAL_DA_WRITE_FAILED', err, height: block.height }, 'local DA: cannot write the block log; the block was not sealed');
+      this.logger.error({ code: 'LOCAL_DA_WRITE_FAILED', err, height }, 'local DA: cannot write the block log; the block was not sealed');
       for (const p of batch) failPending(p, `local DA cannot write its block log: ${(err as Error).message}`);
       return;
     }
     this.applyBlock(summary);
-    if (batch.length > 0) this.logger.debug({ height: block.height, blobs: block.blobs.length, submits: batch.length }, 'local DA block sealed');
+    if (batch.length > 0) this.logger.debug({ height, blobs: batch.reduce((n, p) => n + p.blobs, 0), submits: batch.length }, 'local DA block sealed');
     for (const p of batch) {
-      p.record.height = block.height;
-      p.resolve(block.height);
+      p.record.height = height;
+      p.resolve(height);
     }
   }
 
@@ -567,32 +596,56 @@ export class LocalDa {
     };
   }
 
-  private decodeBlobs(raw: unknown): StoredBlob[] {
+  /**
+   * The blobs of a blob.Submit, each checked as celestia-node checks it. A
+   * submission carries thousands of blobs, mostly in one namespace: each
+   * distinct namespace text is decoded once, and the blobs' data is decoded
+   * into one buffer, each behind its namespace, for the commitments.
+   */
+  private decodeBlobs(raw: unknown): DecodedBlobs {
     const invalid: ParamError = (why) => paramError(DaMethod.submit, '[]*blob.Blob', why);
     if (!Array.isArray(raw) || raw.length === 0) throw invalid('blobs must be a non-empty array');
-    return raw.map((b: unknown, i) => {
+    /** Namespace text → its bytes and canonical base64, for the texts already checked. */
+    const namespaces = new Map<string, { bytes: Buffer; base64: string }>();
+    // Room for every blob's namespace and the most its data text can decode to.
+    const room = raw.reduce((n: number, b: unknown) => {
+      const data = (b as Partial<WireBlob> | null)?.data;
+      return n + NAMESPACE_BYTES + (typeof data === 'string' ? (data.length >>> 2) * 3 : 0);
+    }, 0);
+    const joined = Buffer.allocUnsafe(room);
+    let end = 0;
+    const blobs = raw.map((b: unknown, i) => {
       if (typeof b !== 'object' || b === null) throw invalid(`blob ${i}: expected an object {namespace, data, share_version}`);
       const wb = b as Partial<WireBlob>;
-      const ns = decodeNamespace(wb.namespace, `blob ${i}: namespace`, invalid);
-      // go-square share/namespace.go, ValidateForBlob (celestia-node blob/blob.go, NewBlob): the primary reserved namespaces (version 0, id up to 0x…FF) hold no blobs.
-      if (ns.subarray(1, NAMESPACE_BYTES - 1).every((b) => b === 0)) {
-        throw invalid(`blob ${i}: invalid user namespace: invalid data namespace(${ns.toString('hex')}): reserved data is forbidden`);
+      let ns = typeof wb.namespace === 'string' ? namespaces.get(wb.namespace) : undefined;
+      if (!ns) {
+        const bytes = decodeNamespace(wb.namespace, `blob ${i}: namespace`, invalid);
+        // go-square share/namespace.go, ValidateForBlob (celestia-node blob/blob.go, NewBlob): the primary reserved namespaces (version 0, id up to 0x…FF) hold no blobs.
+        if (bytes.subarray(1, NAMESPACE_BYTES - 1).every((b) => b === 0)) {
+          throw invalid(`blob ${i}: invalid user namespace: invalid data namespace(${bytes.toString('hex')}): reserved data is forbidden`);
+        }
+        ns = { bytes, base64: bytes.toString('base64') };
+        namespaces.set(wb.namespace as string, ns);
       }
-      const data = decodeBase64(wb.data, `blob ${i}: data`, invalid);
-      if (data.length === 0) throw invalid(`blob ${i}: data is empty`);
+      const start = end + ns.bytes.copy(joined, end);
+      const length = typeof wb.data === 'string' ? strictBase64Into(wb.data, joined, start) : null;
+      if (length === null) throw invalid(notBase64(`blob ${i}: data`));
+      if (length === 0) throw invalid(`blob ${i}: data is empty`);
       if (wb.share_version !== undefined && wb.share_version !== 0)
         throw invalid(`blob ${i}: share_version ${JSON.stringify(wb.share_version)} is not supported, expected 0`);
-      return { namespace: ns.toString('base64'), data: wb.data as string, commitment: localCommitment(ns, data).toString('base64') };
+      end = start + length;
+      return { namespace: ns.base64, data: wb.data as string, bytes: length, end };
     });
+    return { blobs, joined };
   }
 
   /** blob.Submit after decoding: size, fault switches, then the gas price as celestia-node prices it. */
-  private async submit(blobs: StoredBlob[], txConfig: TxConfig, config: DecodedTxConfig, ctx: CallContext): Promise<number> {
+  private async submit(decoded: DecodedBlobs, txConfig: TxConfig, config: DecodedTxConfig, ctx: CallContext): Promise<number> {
     const perNamespace: Record<string, number> = {};
     let bytes = 0;
-    for (const b of blobs) {
+    for (const b of decoded.blobs) {
       perNamespace[b.namespace] = (perNamespace[b.namespace] ?? 0) + 1;
-      bytes += Buffer.byteLength(b.data, 'base64');
+      bytes += b.bytes;
     }
     const record: DaSubmission = { at: new Date().toISOString(), ok: false, height: null, error: null, blobs: perNamespace, bytes, txConfig, gasPrice: null };
     this.records.push(record);
@@ -613,8 +666,15 @@ export class LocalDa {
     } catch (err) {
       throw fail((err as Error).message);
     }
+    const blobs = withCommitments(decoded);
+    try {
+      this.log.add(blobs);
+    } catch (err) {
+      this.logger.error({ code: 'LOCAL_DA_WRITE_FAILED', err }, 'local DA: cannot write the block log; the submission was refused');
+      throw fail(`local DA cannot write its block log: ${(err as Error).message}`);
+    }
     record.ok = true;
-    const included = new Promise<number>((resolve, reject) => this.pending.push({ blobs, record, resolve, reject }));
+    const included = new Promise<number>((resolve, reject) => this.pending.push({ blobs: blobs.length, record, resolve, reject }));
     if (this.state.dropSubmitAnswers > 0) {
       this.state.dropSubmitAnswers--;
       ctx.drop();
