@@ -421,7 +421,13 @@ export class DaSubmitter {
         blocks = await this.read(batch, this.store.height());
         return batch;
       })();
-      const signed = read.then((batch) => batch && this.sign(batch, blocks));
+      const signed = read.then(async (batch) => {
+        if (!batch) return null;
+        await this.sign(batch, blocks);
+        // A full batch is sent as it is: its body is made now, not after the answer to the one before.
+        if (batch.full) this.client.prepareSubmit?.(batch.blobs);
+        return batch;
+      });
       // Awaited when taken (or at stop); until then a failure must not go unhandled.
       signed.catch(() => undefined);
       this.prepared.push({ read, signed });

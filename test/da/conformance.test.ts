@@ -1,4 +1,6 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { DaClient, submitOptions, type Blob } from '../../src/da/client.js';
 import { DaError, type DaFailureReason } from '../../src/da/errors.js';
@@ -113,6 +115,51 @@ describe('TxConfig as celestia-node reads it (state/txclient/tx_config.go)', () 
   });
 });
 
+describe("blob.Submit's body", () => {
+  it('is the bytes JSON.stringify makes of the call, prepared ahead or not; an array grown since it was prepared is sent whole', async () => {
+    const bodies: string[] = [];
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        bodies.push(body);
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: (JSON.parse(body) as { id: number }).id, result: 5 }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise((resolve) => server.close(resolve)));
+    const client = clientOf(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    // A blob whose bytes are a view into a larger buffer: only the view is sent.
+    const backing = Buffer.from('xxviewxx');
+    const blobs = [blob('a'), { namespace: NS, data: backing.subarray(2, 6), commitment: localCommitment(NS, backing.subarray(2, 6)) }];
+    const config = submitOptions({ gasPrice: 0.002, maxGasPrice: 0 });
+    const expected = (id: number, sent: Blob[]) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id,
+        method: DaMethod.submit,
+        params: [
+          sent.map((b) => ({
+            namespace: Buffer.from(b.namespace).toString('base64'),
+            data: Buffer.from(b.data).toString('base64'),
+            share_version: 0,
+            commitment: Buffer.from(b.commitment).toString('base64'),
+            index: -1,
+          })),
+          config,
+        ],
+      });
+    expect(await client.submit(blobs, config)).toBe(5n);
+    client.prepareSubmit(blobs);
+    await client.submit(blobs, config);
+    blobs.push(blob('added after'));
+    await client.submit(blobs, config);
+    expect(bodies).toEqual([expected(1, blobs.slice(0, 2)), expected(2, blobs.slice(0, 2)), expected(3, blobs)]);
+  });
+});
+
 describe.each(Object.keys(targets))('the DA client against %s', (name) => {
   const start = targets[name]!;
 
@@ -120,6 +167,19 @@ describe.each(Object.keys(targets))('the DA client against %s', (name) => {
     const client = clientOf((await start()).address);
     const height = await client.submit([blob('defaults')], submitOptions({ gasPrice: -1, maxGasPrice: 0 }));
     expect((await client.getAll(height, [NS])).map((b) => Buffer.from(b.data).toString())).toEqual(['defaults']);
+  });
+
+  it('submits blobs whose body was prepared ahead, and an array grown since it was prepared, and reads them back', async () => {
+    const client = clientOf((await start()).address);
+    const blobs = [blob('prepared one'), blob('prepared two')];
+    client.prepareSubmit(blobs);
+    const first = await client.submit(blobs, {});
+    const grown = [blob('grown one')];
+    client.prepareSubmit(grown);
+    grown.push(blob('grown two'));
+    const second = await client.submit(grown, {});
+    const texts = async (height: bigint) => (await client.getAll(height, [NS])).map((b) => Buffer.from(b.data).toString());
+    expect([...(await texts(first)), ...(second === first ? [] : await texts(second))]).toEqual(['prepared one', 'prepared two', 'grown one', 'grown two']);
   });
 
   it('with a gas price set it is paid as set, even above the cap (celestia-node caps only its own estimate)', async () => {
