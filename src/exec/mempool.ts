@@ -22,6 +22,12 @@ export interface MempoolStore {
   restoreMempoolTxs(): Promise<Uint8Array[]>;
 }
 
+/** Calls `fn` with each index in `indexes`, or with 0 to count - 1 when it is null (every tx of a batch: no array is made). */
+function forEachIndex(indexes: number[] | null, count: number, fn: (i: number) => void): void {
+  if (indexes) for (const i of indexes) fn(i);
+  else for (let i = 0; i < count; i++) fn(i);
+}
+
 /**
  * Txs admitted together: their index lookup, then their write to the store.
  * Each add() answers from the batch's outcome: one promise a batch instead of
@@ -220,30 +226,28 @@ export class Mempool {
         }
       }
     } catch (err) {
-      for (let at = 0; at < (pending ?? ids).length; at++) {
-        const i = pending ? pending[at]! : at;
+      forEachIndex(pending, ids.length, (i) => {
         this.admitting.delete(ids[i]!);
         batch.fail(i, err as Error);
-      }
+      });
       batch.done();
       return;
     }
     // Each tx here was refused by add() if the mempool held it, and none is queued or handed out while it is
     // admitted (its id is in `admitting`, which add() refuses): only the room is checked again.
     const accepted: Uint8Array[] = [];
-    for (let at = 0; at < (pending ?? ids).length; at++) {
-      const i = pending ? pending[at]! : at;
+    forEachIndex(pending, ids.length, (i) => {
       const id = ids[i]!;
       const tx = txs[i]!;
       this.admitting.delete(id);
       if (this.txs.size >= this.limits.maxTxs) {
         batch.fail(i, this.fullError());
-        continue;
+        return;
       }
       this.txs.set(id, tx);
       this.totalBytes += tx.length;
       accepted.push(tx);
-    }
+    });
     if (accepted.length > 0) void this.keep(batch, accepted, pending);
     else batch.done();
   }
@@ -259,13 +263,12 @@ export class Mempool {
     try {
       await this.store.keepMempoolTxs(accepted);
     } catch (err) {
-      for (let at = 0; at < (indexes ?? batch.ids).length; at++) {
-        const i = indexes ? indexes[at]! : at;
+      forEachIndex(indexes, batch.ids.length, (i) => {
         // A tx the room check refused was not queued: it has its answer.
-        if (batch.failed(i)) continue;
+        if (batch.failed(i)) return;
         if (this.txs.delete(batch.ids[i]!)) this.totalBytes -= batch.txs[i]!.length;
         batch.fail(i, err as Error);
-      }
+      });
     }
     batch.done();
   }
